@@ -1,0 +1,31 @@
+# The two commands: `make run` and `make test`. Both install what is missing first (scripts/bootstrap).
+SHELL := /bin/bash
+BUILD ?= build
+FUZZ_SECONDS ?= 60
+
+.PHONY: run test build bootstrap fuzz format format-check clean
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	@scripts/build normal
+
+run: build
+	@$(BUILD)/normal/apps/duet/duet versions
+
+test: bootstrap
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests
+
+fuzz: bootstrap
+	@scripts/build fuzz && $(BUILD)/fuzz/tests/fuzz/core_fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(BUILD)/fuzz/ tests/fuzz/corpus
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+format-check:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run -Werror
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,98 @@
+// File: duet/protocol/method_table.hpp
+//
+// One constexpr table of every MCP method Duet knows, and the facts dispatch, admission and shaping read from
+// it: which eras (and since which legacy version) have it, which direction it flows, which server capability
+// gates it, whether its modern result carries cache hints, whether it may end in `input_required`, and which
+// param an HTTP `Mcp-Name` header mirrors.
+//
+//     auto const* m = find_method("tools/list");
+//     m->available_in(version::v2026_07_28);    // true
+//     m->gate == capability::tools;
+#pragma once
+
+#include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/version.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace duet::protocol {
+
+enum class method_id : std::uint8_t {
+    // client -> server requests
+    initialize,
+    ping,
+    logging_set_level,
+    resources_subscribe,
+    resources_unsubscribe,
+    server_discover,
+    subscriptions_listen,
+    tools_list,
+    tools_call,
+    prompts_list,
+    prompts_get,
+    resources_list,
+    resources_templates_list,
+    resources_read,
+    completion_complete,
+    // server -> client requests (legacy), or embedded input requests (modern)
+    sampling_create_message,
+    elicitation_create,
+    roots_list,
+    // notifications
+    notification_initialized,
+    notification_cancelled,
+    notification_progress,
+    notification_message,
+    notification_roots_list_changed,
+    notification_tools_list_changed,
+    notification_prompts_list_changed,
+    notification_resources_list_changed,
+    notification_resources_updated,
+    notification_subscriptions_acknowledged,
+    notification_elicitation_complete,
+};
+
+enum class message_kind : std::uint8_t { request, notification };
+
+/// Who sends it. `both` is legacy `ping`, progress and cancellation.
+enum class direction : std::uint8_t { client_to_server, server_to_client, both };
+
+/// Which param an HTTP `Mcp-Name` header mirrors (DIGEST §9).
+enum class name_source : std::uint8_t { none, name, uri };
+
+struct method_info {
+    std::string_view name;
+    method_id id;
+    message_kind kind;
+    protocol::direction direction;
+    /// Oldest legacy version that has it; empty when no legacy version has it.
+    std::optional<version> legacy_since;
+    bool modern;            ///< exists in 2026-07-28
+    capability gate;        ///< server capability that must be advertised, or none
+    bool cacheable;         ///< modern complete results carry ttlMs / cacheScope
+    bool may_require_input; ///< may return InputRequiredResult (tools/call, prompts/get, resources/read)
+    name_source mcp_name;
+
+    /// Whether version `v` has this method (in any direction).
+    [[nodiscard]] constexpr bool available_in(version v) const noexcept {
+        if (is_modern_version(v))
+            return modern;
+        return legacy_since && v >= *legacy_since;
+    }
+    [[nodiscard]] constexpr bool client_sends() const noexcept {
+        return direction != protocol::direction::server_to_client;
+    }
+};
+
+/// The whole table, in method_id order.
+[[nodiscard]] std::span<method_info const> method_table() noexcept;
+
+/// The row of a method name, or null for a method MCP does not define.
+[[nodiscard]] method_info const* find_method(std::string_view name) noexcept;
+
+[[nodiscard]] method_info const& info(method_id id) noexcept;
+
+} // namespace duet::protocol

@@ -1,0 +1,143 @@
+#include <duet/jsonrpc/codec.hpp>
+
+#include <boost/json/error.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/parse_options.hpp>
+
+#include <utility>
+
+namespace duet::jsonrpc {
+
+namespace {
+
+parse_failure fail(parse_errc why, std::optional<request_id> id = std::nullopt) {
+    return parse_failure{why, error_response{std::move(id), to_error_object(why)}};
+}
+
+parse_failure fail_silently(parse_errc why) {
+    return parse_failure{why, std::nullopt};
+}
+
+bool has_version_2_0(boost::json::object const& o) {
+    auto const* v = o.if_contains("jsonrpc");
+    return v && v->is_string() && v->get_string() == "2.0";
+}
+
+// The id an error reply should echo: the request's own when it is a valid id, else none (null on the wire).
+std::optional<request_id> echoable_id(boost::json::object const& o) {
+    if (auto const* v = o.if_contains("id"))
+        return request_id::from_json(*v);
+    return std::nullopt;
+}
+
+std::optional<error_object> read_error_object(boost::json::value const& v) {
+    auto const* o = v.if_object();
+    if (!o)
+        return std::nullopt;
+    auto const* c = o->if_contains("code");
+    auto const* m = o->if_contains("message");
+    if (!c || !m || !m->is_string())
+        return std::nullopt;
+    std::int64_t code_value = 0;
+    if (c->is_int64())
+        code_value = c->get_int64();
+    else if (c->is_uint64() && c->get_uint64() <= static_cast<std::uint64_t>(INT32_MAX))
+        code_value = static_cast<std::int64_t>(c->get_uint64());
+    else
+        return std::nullopt;
+    if (code_value < INT32_MIN || code_value > INT32_MAX)
+        return std::nullopt;
+    error_object e{static_cast<std::int32_t>(code_value), std::string(m->get_string()), {}};
+    if (auto const* d = o->if_contains("data"))
+        e.data = *d;
+    return e;
+}
+
+parsed parse_call(boost::json::object const& o) {
+    auto const* id_member = o.if_contains("id");
+    std::optional<request_id> id = echoable_id(o);
+    if (!has_version_2_0(o))
+        return fail(parse_errc::bad_jsonrpc_version, id);
+    auto const& method = o.at("method");
+    if (!method.is_string())
+        return fail(parse_errc::bad_method, id);
+    if (id_member && !id)
+        return fail(parse_errc::bad_id);
+    boost::json::value params;
+    if (auto const* p = o.if_contains("params")) {
+        if (!p->is_object() && !p->is_array())
+            return fail(parse_errc::bad_params, id);
+        params = *p;
+    }
+    if (id)
+        return message{request{std::move(*id), std::string(method.get_string()), std::move(params)}};
+    return message{notification{std::string(method.get_string()), std::move(params)}};
+}
+
+parsed parse_reply(boost::json::object const& o) {
+    auto const* result = o.if_contains("result");
+    auto const* error = o.if_contains("error");
+    if (!has_version_2_0(o) || (result && error))
+        return fail_silently(parse_errc::bad_response);
+    auto const* id_member = o.if_contains("id");
+    if (!id_member)
+        return fail_silently(parse_errc::bad_response);
+    auto id = request_id::from_json(*id_member);
+    if (result) {
+        if (!id)
+            return fail_silently(parse_errc::bad_response);
+        return message{response{std::move(*id), *result}};
+    }
+    if (!id && !id_member->is_null())
+        return fail_silently(parse_errc::bad_response);
+    auto e = read_error_object(*error);
+    if (!e)
+        return fail_silently(parse_errc::bad_response);
+    return message{error_response{std::move(id), std::move(*e)}};
+}
+
+} // namespace
+
+parsed parse_message(boost::json::value const& v) {
+    auto const* o = v.if_object();
+    if (!o)
+        return fail(parse_errc::not_an_object);
+    if (o->contains("method"))
+        return parse_call(*o);
+    if (o->contains("result") || o->contains("error"))
+        return parse_reply(*o);
+    // No method and no result/error: "method" is missing.
+    if (!has_version_2_0(*o))
+        return fail(parse_errc::bad_jsonrpc_version, echoable_id(*o));
+    return fail(parse_errc::bad_method, echoable_id(*o));
+}
+
+frame parse_frame(std::string_view bytes, parse_limits const& limits) {
+    if (bytes.size() > limits.max_bytes)
+        return frame{parsed{fail(parse_errc::too_large)}};
+
+    boost::json::parse_options options;
+    options.max_depth = limits.max_depth;
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(bytes, ec, {}, options);
+    if (ec) {
+        if (ec == boost::json::error::too_deep)
+            return frame{parsed{fail(parse_errc::too_deep)}};
+        return frame{parsed{fail(parse_errc::bad_json)}};
+    }
+
+    if (auto const* a = v.if_array()) {
+        if (a->empty())
+            return frame{parsed{fail(parse_errc::empty_batch)}};
+        if (a->size() > limits.max_batch)
+            return frame{parsed{fail(parse_errc::too_large)}};
+        batch b;
+        b.elements.reserve(a->size());
+        for (auto const& element : *a)
+            b.elements.push_back(parse_message(element));
+        return frame{std::move(b)};
+    }
+    return frame{parse_message(v)};
+}
+
+} // namespace duet::jsonrpc

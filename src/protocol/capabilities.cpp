@@ -1,0 +1,102 @@
+#include <duet/protocol/capabilities.hpp>
+
+namespace duet::protocol {
+
+bool server_capabilities::advertises(capability c) const noexcept {
+    switch (c) {
+    case capability::none:
+        return true;
+    case capability::tools:
+        return tools;
+    case capability::resources:
+        return resources;
+    case capability::resources_subscribe:
+        return resources && resources_subscribe;
+    case capability::prompts:
+        return prompts;
+    case capability::completions:
+        return completions;
+    case capability::logging:
+        return logging;
+    }
+    return false;
+}
+
+boost::json::object server_capabilities::to_json(version v) const {
+    boost::json::object o;
+    auto with_list_changed = [](bool list_changed) {
+        boost::json::object cap;
+        if (list_changed)
+            cap["listChanged"] = true;
+        return cap;
+    };
+    if (!experimental.empty())
+        o["experimental"] = experimental;
+    if (logging)
+        o["logging"] = boost::json::object{};
+    // The `completions` capability arrived in 2025-03-26; 2024-11-05 clients call completion/complete
+    // ungated.
+    if (completions && v >= version::v2025_03_26)
+        o["completions"] = boost::json::object{};
+    if (prompts)
+        o["prompts"] = with_list_changed(prompts_list_changed);
+    if (resources) {
+        auto cap = with_list_changed(resources_list_changed);
+        if (resources_subscribe)
+            cap["subscribe"] = true;
+        o["resources"] = std::move(cap);
+    }
+    if (tools)
+        o["tools"] = with_list_changed(tools_list_changed);
+    if (!extensions.empty() && is_modern_version(v))
+        o["extensions"] = extensions;
+    return o;
+}
+
+bool declares(boost::json::object const& client_caps, client_capability c) noexcept {
+    auto object_at = [&](std::string_view key) -> boost::json::object const* {
+        auto const* v = client_caps.if_contains(key);
+        return v ? v->if_object() : nullptr;
+    };
+    switch (c) {
+    case client_capability::roots:
+        return object_at("roots") != nullptr;
+    case client_capability::sampling:
+        return object_at("sampling") != nullptr;
+    case client_capability::sampling_tools: {
+        auto const* s = object_at("sampling");
+        return s && s->if_contains("tools") && s->at("tools").is_object();
+    }
+    case client_capability::elicitation_form: {
+        auto const* e = object_at("elicitation");
+        if (!e)
+            return false;
+        // `elicitation: {}` means form only (DIGEST §3); an explicit `form` or `url` lists the modes.
+        bool const has_form = e->contains("form");
+        return has_form || !e->contains("url");
+    }
+    case client_capability::elicitation_url: {
+        auto const* e = object_at("elicitation");
+        return e && e->contains("url");
+    }
+    }
+    return false;
+}
+
+boost::json::object requirement(client_capability c) {
+    switch (c) {
+    case client_capability::roots:
+        return {{"roots", boost::json::object{}}};
+    case client_capability::sampling:
+        return {{"sampling", boost::json::object{}}};
+    case client_capability::sampling_tools:
+        return {{"sampling", boost::json::object{{"tools", boost::json::object{}}}}};
+    case client_capability::elicitation_form:
+        return {{"elicitation", boost::json::object{}}};
+    case client_capability::elicitation_url:
+        return {{"elicitation", boost::json::object{{"url", boost::json::object{}}}}};
+    }
+    return {};
+}
+
+} // namespace duet::protocol
