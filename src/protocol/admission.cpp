@@ -177,7 +177,7 @@ result_t admit_modern(jsonrpc::request const& req, version_claim const& claim, a
         return reject(unsupported_protocol_version(claim.text), 400);
     auto env = read_envelope(req.params, *v);
     if (!env)
-        return reject(std::move(env.error()), 400);
+        return reject(env.error(), 400);
     auto const* row = find_method(req.method);
     if (auto e = check_method(row, req.method, *v, *ctx.capabilities))
         return reject_modern(std::move(*e));
