@@ -1,6 +1,7 @@
 # Compile options every Duet target shares: warnings as errors, and the sanitizers when asked for.
 add_library(duet_options INTERFACE)
-target_compile_options(duet_options INTERFACE -Wall -Wextra -Werror -Wpedantic
+# Designated initializers with defaulted members are the intended way to fill option and definition structs.
+target_compile_options(duet_options INTERFACE -Wall -Wextra -Werror -Wpedantic -Wno-missing-field-initializers
                                              $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>)
 
 if(DUET_SANITIZE)

@@ -54,8 +54,8 @@ using error = param_header_error;
 boost::system::result<void, error> walk(boost::json::object const& schema, std::vector<std::string>& path,
                                         std::vector<param_header>& out) {
     for (auto const& kv : schema) {
-        if (kv.key() == "properties")
-            continue;
+        if (kv.key() == "properties" && kv.value().is_object())
+            continue; // walked below; any other "properties" value holds nothing reachable
         if (kv.key() == annotation && !path.empty())
             continue; // checked by the caller, which knows the property's type
         if (contains_annotation(kv.value()))
@@ -70,8 +70,12 @@ boost::system::result<void, error> walk(boost::json::object const& schema, std::
         return {};
     for (auto const& kv : *po) {
         auto const* child = kv.value().if_object();
-        if (!child)
+        if (!child) {
+            if (contains_annotation(kv.value()))
+                return error{"x-mcp-header in the non-schema property \"" + std::string(kv.key()) + "\" at " +
+                             where(path) + " is not reachable through properties alone"};
             continue;
+        }
         path.emplace_back(kv.key());
         if (auto const* h = child->if_contains(annotation)) {
             if (!h->is_string() || !is_token(h->get_string()))

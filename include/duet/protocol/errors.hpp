@@ -73,8 +73,9 @@ struct rejection {
 /// Lets result<T, rejection>::value() throw (edges only).
 [[noreturn]] void throw_exception_from_error(rejection const& r, boost::source_location const& loc);
 
-/// The HTTP status of a modern-era error (DIGEST §9): 400 for -32020/-32021/-32022 and -32602 envelope
-/// errors, 404 for -32601, else 200 (a JSON-RPC error in a normal response).
+/// The HTTP status of a modern-era error (DIGEST §9): 400 for -32020/-32021/-32022, for -32602 (by code
+/// alone, so envelope errors and every other -32602) and for a malformed message (-32700/-32600); 404 for
+/// -32601; else 200 (a JSON-RPC error in a normal response).
 [[nodiscard]] unsigned modern_http_status(errc e) noexcept;
 
 // ---- constructors -----------------------------------------------------------------------------------------

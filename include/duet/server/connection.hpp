@@ -1,0 +1,61 @@
+// File: duet/server/connection.hpp
+//
+// One ordered, bidirectional message stream to one client: a stdio process, or anything framed like it. It
+// carries both eras at once: at most one legacy session (opened by `initialize`) and any number of modern
+// requests, interleaved (ERA-POLICY: a modern request never reads or changes the session). The connection
+// owns everything stateful for that stream: the legacy session, in-flight requests and their cancellation,
+// modern listen streams, and requests sent to the client.
+//
+//     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
+//     conn->receive(line);                  // every inbound frame, in order
+//     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then done
+//
+// @par Thread safety
+// receive(), receive_oversized(), finish() and on_server_event() may be called from any thread; all state lives
+// on the connection's strand. The writer is called from that strand only, one message at a time, in order.
+#pragma once
+
+#include <duet/jsonrpc/codec.hpp>
+#include <duet/server/server.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace duet::server {
+
+struct connection_options {
+    jsonrpc::parse_limits limits;
+    /// How long a request to the client waits for its answer by default.
+    std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
+};
+
+class connection : public event_listener {
+public:
+    /// Delivers one serialized message (no trailing newline).
+    using writer = std::function<void(std::string)>;
+
+    [[nodiscard]] static std::shared_ptr<connection> create(server& srv, boost::asio::any_io_executor executor,
+                                                            writer write, connection_options options = {});
+    ~connection() override;
+
+    /// One inbound frame (a line of stdio, without its newline).
+    void receive(std::string frame);
+    /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.
+    void receive_oversized();
+    /// End of input: no more frames. In-flight requests finish, open listens end with their result, requests to
+    /// the client fail with connection_closed; then `done` runs (once).
+    void finish(std::function<void()> done);
+
+    void on_server_event(server_event const& e) override;
+
+    class impl;
+
+private:
+    explicit connection(std::shared_ptr<impl> p) : impl_(std::move(p)) {}
+    std::shared_ptr<impl> impl_;
+};
+
+} // namespace duet::server

@@ -1,0 +1,120 @@
+// File: duet/server/definitions.hpp
+//
+// The things a server offers, each declared once and served in both eras: tools, resources, resource
+// templates and prompts. Fields map one-to-one to the wire (DIGEST §12); empty optional fields are left out.
+//
+//     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
+//                          .input_schema = {{"type","object"}, {"properties", {{"text", {{"type","string"}}}}}},
+//                          .handler = echo});
+#pragma once
+
+#include <duet/protocol/param_headers.hpp>
+#include <duet/protocol/shaping.hpp>
+#include <duet/server/content.hpp>
+#include <duet/server/request_context.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace duet::server {
+
+/// A coroutine tool handler. Plain functions are accepted by server::add_tool and run off the I/O threads.
+using tool_handler =
+    std::function<boost::asio::awaitable<tool_result>(boost::json::object const& arguments, request_context& ctx)>;
+
+struct tool {
+    std::string name;
+    std::string title;
+    std::string description;
+    boost::json::object input_schema{{"type", "object"}};
+    std::optional<boost::json::object> output_schema;
+    boost::json::object annotations;
+    boost::json::array icons;
+    boost::json::object meta;
+    tool_handler handler;
+
+    /// The Tool object as listed (newest shape).
+    [[nodiscard]] boost::json::object to_json() const;
+};
+
+/// Template variables by name, as matched from a URI.
+using uri_variables = std::map<std::string, std::string>;
+/// Completion candidates for one argument: (argument name, partial value, other arguments already chosen).
+using completion_handler =
+    std::function<std::vector<std::string>(std::string const& argument, std::string const& value,
+                                           std::map<std::string, std::string> const& context)>;
+
+struct resource {
+    std::string uri;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    std::optional<std::int64_t> size;
+    boost::json::object annotations;
+    boost::json::array icons;
+    std::optional<protocol::cache_hints> hints; ///< resources/read cache hints; server default when empty
+    std::function<read_result(std::string const& uri, request_context& ctx)> read;
+
+    [[nodiscard]] boost::json::object to_json() const;
+};
+
+struct resource_template {
+    std::string uri_template; ///< RFC 6570 level 1-2: `{var}` matches one path segment, `{+var}` any text
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    boost::json::object annotations;
+    boost::json::array icons;
+    std::optional<protocol::cache_hints> hints;
+    std::function<read_result(std::string const& uri, uri_variables const& vars, request_context& ctx)> read;
+    completion_handler complete; ///< completes template variables (completion/complete with ref/resource)
+
+    [[nodiscard]] boost::json::object to_json() const;
+};
+
+struct prompt_argument {
+    std::string name;
+    std::string title;
+    std::string description;
+    bool required = false;
+};
+
+struct prompt {
+    std::string name;
+    std::string title;
+    std::string description;
+    std::vector<prompt_argument> arguments;
+    boost::json::array icons;
+    std::function<prompt_result(std::map<std::string, std::string> const& arguments, request_context& ctx)> get;
+    completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
+
+    [[nodiscard]] boost::json::object to_json() const;
+};
+
+} // namespace duet::server
+
+namespace duet::server {
+
+/// Thrown by a handler that wants the client to get a specific JSON-RPC error (e.g. -32602 for arguments a
+/// schema cannot express). Any other exception becomes a sanitized -32603.
+class protocol_error : public std::exception {
+public:
+    explicit protocol_error(jsonrpc::error_object e) : error_(std::move(e)) {}
+    [[nodiscard]] jsonrpc::error_object const& error() const noexcept { return error_; }
+    [[nodiscard]] char const* what() const noexcept override { return error_.message.c_str(); }
+
+private:
+    jsonrpc::error_object error_;
+};
+
+} // namespace duet::server

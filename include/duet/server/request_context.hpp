@@ -1,0 +1,126 @@
+// File: duet/server/request_context.hpp
+//
+// What a handler knows and can do while it serves one request, the same in both eras: the era and version,
+// the client's capabilities and info *for this request*, progress, logging, cancellation, and (legacy sessions)
+// requests to the client.
+//
+//     tool_result slow(boost::json::object const&, request_context& ctx) {
+//         for(int i = 0; i < 10 && !ctx.cancelled(); ++i) { work(); ctx.report_progress(i + 1, 10); }
+//         ...
+//     }
+//
+// @par Thread safety
+// A context may be used from the thread a plain handler runs on and from the connection's own executor; every
+// member is safe to call concurrently. It must not outlive the handler call it was passed to.
+#pragma once
+
+#include <duet/jsonrpc/message.hpp>
+#include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/envelope.hpp>
+#include <duet/protocol/version.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/result.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace duet::server {
+
+/// Why a request to the client produced no result.
+struct peer_failure {
+    boost::system::error_code local;            ///< timeout, closed connection, not available in this era
+    std::optional<jsonrpc::error_object> remote; ///< the client's JSON-RPC error, when it answered with one
+
+    [[nodiscard]] std::string to_string() const;
+};
+
+[[noreturn]] void throw_exception_from_error(peer_failure const& f, boost::source_location const& loc);
+
+using peer_result = boost::system::result<boost::json::value, peer_failure>;
+
+/// Local reasons a request to the client fails.
+enum class peer_errc {
+    timed_out = 1,        ///< no answer before the deadline
+    connection_closed,    ///< the connection ended before the answer
+    not_in_this_era,      ///< modern requests cannot carry server-to-client requests
+    capability_missing,   ///< the client did not declare the capability this request needs
+};
+[[nodiscard]] boost::system::error_category const& peer_category() noexcept;
+[[nodiscard]] boost::system::error_code make_error_code(peer_errc e) noexcept;
+
+namespace detail {
+
+/// The connection's side of one request's context. Built by the dispatcher.
+struct request_state {
+    protocol::era era = protocol::era::legacy;
+    protocol::version version = protocol::latest_handshake_version;
+    jsonrpc::request_id id{0};
+    boost::json::object client_capabilities;
+    std::optional<boost::json::object> client_info;
+    boost::json::value progress_token; ///< null: the client asked for no progress
+    /// Messages at or above this level are sent; empty sends none (modern without `logLevel`).
+    std::function<std::optional<protocol::log_level>()> log_threshold;
+    std::atomic<bool> cancelled{false};
+    /// Thread-safe: delivers a notification related to this request.
+    std::function<void(jsonrpc::notification)> notify;
+    /// Legacy only: sends a request to the client and awaits its answer.
+    std::function<boost::asio::awaitable<peer_result>(std::string, boost::json::value, std::chrono::milliseconds)>
+        request_client;
+    std::atomic<double> last_progress{-1.0};
+};
+
+} // namespace detail
+
+class request_context {
+public:
+    explicit request_context(std::shared_ptr<detail::request_state> state) noexcept : state_(std::move(state)) {}
+
+    [[nodiscard]] protocol::era era() const noexcept { return state_->era; }
+    [[nodiscard]] protocol::version version() const noexcept { return state_->version; }
+    [[nodiscard]] jsonrpc::request_id const& request_id() const noexcept { return state_->id; }
+    [[nodiscard]] boost::json::object const& client_capabilities() const noexcept {
+        return state_->client_capabilities;
+    }
+    /// The client's Implementation object, when it sent one.
+    [[nodiscard]] boost::json::object const* client_info() const noexcept {
+        return state_->client_info ? &*state_->client_info : nullptr;
+    }
+    [[nodiscard]] bool declares(protocol::client_capability c) const noexcept {
+        return protocol::declares(state_->client_capabilities, c);
+    }
+
+    /// True once the client cancelled this request (notifications/cancelled, or the HTTP stream closed). A
+    /// handler should stop soon; whatever it returns afterwards is dropped.
+    [[nodiscard]] bool cancelled() const noexcept { return state_->cancelled.load(); }
+
+    /// Sends notifications/progress when the client asked for progress (a `progressToken`). Values must
+    /// increase; a value not above the last one is dropped.
+    void report_progress(double progress, std::optional<double> total = std::nullopt, std::string_view message = {});
+
+    /// Sends notifications/message when the level passes the threshold: the session's `logging/setLevel`
+    /// (legacy), or the request's `logLevel` (modern; none when absent).
+    void log(protocol::log_level level, boost::json::value data, std::string_view logger = {});
+
+    /// Legacy sessions: sends `method` to the client and awaits the answer (elicitation/create,
+    /// sampling/createMessage, roots/list, ping). Modern requests get peer_errc::not_in_this_era.
+    [[nodiscard]] boost::asio::awaitable<peer_result>
+    async_request_client(std::string method, boost::json::value params,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+private:
+    std::shared_ptr<detail::request_state> state_;
+};
+
+} // namespace duet::server
+
+template<>
+struct boost::system::is_error_code_enum<duet::server::peer_errc> : std::true_type {};

@@ -1,0 +1,282 @@
+// File: duet/server/server.hpp
+//
+// An MCP server: what it offers (tools, resources, templates, prompts), how it describes itself, and the
+// stateless half of dispatch that both eras share. Transports attach connections (duet/server/connection.hpp)
+// that own the per-session half.
+//
+//     duet::server::server srv({.info = {.name = "demo", .version = "1.0"}});
+//     srv.add_tool({.name = "echo", .input_schema = ...}, [](json::object const& args, request_context&) {
+//         return tool_result::text(args.at("text").as_string());          // plain: runs off the I/O threads
+//     });
+//     srv.add_typed_tool<forecast_args>({.name = "forecast"}, [](forecast_args const& in, request_context&) {
+//         return forecast{...};                                             // -> structuredContent + text
+//     });
+//
+// @par Thread safety
+// Registration and removal may happen at any time from any thread, while requests are served; each change
+// emits the matching list_changed to every listener.
+#pragma once
+
+#include <duet/protocol/admission.hpp>
+#include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/schema/describe.hpp>
+#include <duet/protocol/shaping.hpp>
+#include <duet/server/definitions.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace duet::server {
+
+struct implementation_info {
+    std::string name = "duet";
+    std::string version = "0.1.0";
+    std::string title;
+    std::string description;
+    std::string website_url;
+    boost::json::array icons;
+
+    [[nodiscard]] boost::json::object to_json() const;
+};
+
+struct server_options {
+    implementation_info info;
+    std::string instructions;
+    protocol::era_support eras = protocol::era_support::both;
+    std::size_t page_size = 100;
+    /// Cache hints per cacheable method (server/discover, the four lists, resources/read default).
+    std::map<protocol::method_id, protocol::cache_hints> cache_hints;
+    /// Threads that run plain (blocking) handlers.
+    std::size_t blocking_threads = 2;
+};
+
+/// Something a server change is announced to (legacy sessions, modern listen streams).
+struct server_event {
+    enum class kind : std::uint8_t { tools_changed, prompts_changed, resources_changed, resource_updated };
+    kind what;
+    std::string uri; ///< resource_updated only
+};
+
+class event_listener {
+public:
+    virtual ~event_listener() = default;
+    /// Called from the thread that made the change; implementations hand off to their own executor.
+    virtual void on_server_event(server_event const& e) = 0;
+};
+
+/// The outcome of a served method: a result (newest shape, unshaped) plus its cache hints, or an error.
+struct served {
+    boost::json::object result;
+    protocol::cache_hints hints;
+};
+using serve_result = boost::system::result<served, protocol::error_object>;
+
+namespace detail {
+template<class F>
+struct callable_traits : callable_traits<decltype(&F::operator())> {};
+template<class C, class R, class... A>
+struct callable_traits<R (C::*)(A...) const> {
+    using result = R;
+    using args = std::tuple<A...>;
+};
+template<class C, class R, class... A>
+struct callable_traits<R (C::*)(A...)> : callable_traits<R (C::*)(A...) const> {};
+template<class R, class... A>
+struct callable_traits<R (*)(A...)> {
+    using result = R;
+    using args = std::tuple<A...>;
+};
+template<class T>
+struct is_awaitable : std::false_type {};
+template<class T, class E>
+struct is_awaitable<boost::asio::awaitable<T, E>> : std::true_type {
+    using value_type = T;
+};
+} // namespace detail
+
+class server {
+public:
+    explicit server(server_options options = {});
+    ~server();
+    server(server const&) = delete;
+    server& operator=(server const&) = delete;
+
+    [[nodiscard]] server_options const& options() const noexcept { return options_; }
+
+    // ---- tools -------------------------------------------------------------------------------------------
+
+    /// Registers (or replaces) a tool with a coroutine handler. Throws std::invalid_argument for a bad
+    /// definition (empty name, inputSchema without type "object", invalid x-mcp-header annotations).
+    void add_tool(tool t);
+
+    /// Registers a tool whose handler is a plain function `tool_result(json::object const&, request_context&)`;
+    /// it runs on the blocking pool so it never stalls the I/O threads.
+    template<class F>
+        requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
+    void add_tool(tool t, F f) {
+        t.handler = offload([f = std::move(f)](boost::json::object const& args, request_context& ctx) {
+            return f(args, ctx);
+        });
+        add_tool(std::move(t));
+    }
+
+    /// Registers a tool whose handler is a coroutine `awaitable<tool_result>(json::object const&,
+    /// request_context&)`; it runs on the connection's executor and must not block.
+    template<class F>
+        requires std::is_invocable_r_v<boost::asio::awaitable<tool_result>, F, boost::json::object const&,
+                                       request_context&>
+    void add_tool(tool t, F f) {
+        t.handler = std::move(f);
+        add_tool(std::move(t));
+    }
+
+    /// Registers a typed tool: `In` (a described struct) gives the inputSchema and decodes the arguments; a
+    /// decode failure becomes an isError result. The callable returns `Out` (a described struct: outputSchema
+    /// and structuredContent), `tool_result`, or `std::string`, directly or as an awaitable.
+    template<class In, class F>
+    void add_typed_tool(tool t, F f);
+
+    bool remove_tool(std::string const& name);
+
+    // ---- resources, templates, prompts -------------------------------------------------------------------
+
+    void add_resource(resource r);
+    bool remove_resource(std::string const& uri);
+    void add_resource_template(resource_template t);
+    bool remove_resource_template(std::string const& uri_template);
+    void add_prompt(prompt p);
+    bool remove_prompt(std::string const& name);
+
+    /// Announces that a resource's content changed: notifications/resources/updated to subscribed legacy
+    /// sessions and to modern listens that watch the URI (or a parent of it).
+    void notify_resource_updated(std::string const& uri);
+
+    // ---- what dispatch needs -----------------------------------------------------------------------------
+
+    /// Capabilities derived from what is registered.
+    [[nodiscard]] protocol::server_capabilities capabilities() const;
+    /// The x-mcp-header bindings of each tool, for HTTP header admission.
+    [[nodiscard]] protocol::param_header_lookup const& param_header_lookup() const noexcept { return lookup_; }
+
+    /// Serves a method that needs no session: discover, lists, reads, gets, calls, completion.
+    [[nodiscard]] boost::asio::awaitable<serve_result> async_serve(protocol::method_id method,
+                                                                   boost::json::value const& params,
+                                                                   request_context& ctx);
+
+    /// The InitializeResult for a negotiated legacy version (shaped for it).
+    [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
+    /// The Implementation object stamped on modern results.
+    [[nodiscard]] boost::json::object const& server_info() const noexcept { return server_info_; }
+
+    void subscribe(std::weak_ptr<event_listener> l);
+
+    /// The executor plain handlers run on.
+    [[nodiscard]] boost::asio::thread_pool& blocking_pool() noexcept { return pool_; }
+
+private:
+    template<class F>
+    tool_handler offload(F f) {
+        return [this, f = std::move(f)](boost::json::object const& args,
+                                        request_context& ctx) -> boost::asio::awaitable<tool_result> {
+            // Copies travel to the pool: the caller's frame stays alive until the pool's coroutine completes.
+            co_return co_await boost::asio::co_spawn(
+                pool_, [&]() -> boost::asio::awaitable<tool_result> { co_return f(args, ctx); },
+                boost::asio::use_awaitable);
+        };
+    }
+
+    void announce(server_event const& e);
+    boost::asio::awaitable<serve_result> call_tool(boost::json::value const& params, request_context& ctx);
+    serve_result list(protocol::method_id method, boost::json::value const& params) const;
+    serve_result read_resource(boost::json::value const& params, request_context& ctx) const;
+    serve_result get_prompt(boost::json::value const& params, request_context& ctx) const;
+    serve_result complete(boost::json::value const& params) const;
+    serve_result discover() const;
+    protocol::cache_hints hints_for(protocol::method_id m) const;
+
+    server_options options_;
+    boost::json::object server_info_;
+    boost::asio::thread_pool pool_;
+    mutable std::shared_mutex mutex_;
+    std::map<std::string, std::shared_ptr<tool const>> tools_;
+    std::map<std::string, std::vector<protocol::param_header>> param_headers_;
+    std::map<std::string, std::shared_ptr<resource const>> resources_;
+    std::map<std::string, std::shared_ptr<resource_template const>> templates_;
+    std::map<std::string, std::shared_ptr<prompt const>> prompts_;
+    std::mutex listeners_mutex_;
+    std::vector<std::weak_ptr<event_listener>> listeners_;
+    protocol::param_header_lookup lookup_;
+};
+
+// ---- typed tools ----------------------------------------------------------------------------------------
+
+template<class In, class F>
+void server::add_typed_tool(tool t, F f) {
+    using traits = detail::callable_traits<F>;
+    using raw_result = typename traits::result;
+    using out_type = typename std::conditional_t<detail::is_awaitable<raw_result>::value,
+                                                 detail::is_awaitable<raw_result>,
+                                                 std::type_identity<raw_result>>::type;
+    static_assert(schema::detail::is_described_struct<In>, "add_typed_tool: In must be a described struct");
+
+    auto described = schema::schema_of<In>();
+    // Keep descriptions the caller wrote into input_schema.properties, checked against the members.
+    if (auto const* given = t.input_schema.if_contains("properties"); given && given->is_object()) {
+        auto& props = described["properties"].as_object();
+        for (auto const& kv : given->get_object()) {
+            auto* p = props.if_contains(kv.key());
+            if (!p)
+                throw std::invalid_argument("tool " + t.name + ": input_schema describes \"" +
+                                            std::string(kv.key()) + "\", which is not a member of the arguments");
+            if (auto const* extra = kv.value().if_object())
+                for (auto const& e : *extra)
+                    p->as_object()[e.key()] = e.value();
+        }
+    }
+    t.input_schema = std::move(described);
+    if constexpr (schema::detail::is_described_struct<out_type>)
+        t.output_schema = schema::schema_of<out_type>();
+
+    auto to_result = [](out_type&& out) -> tool_result {
+        if constexpr (std::is_same_v<out_type, tool_result>)
+            return std::move(out);
+        else if constexpr (std::is_same_v<out_type, std::string>)
+            return tool_result::text(out);
+        else
+            return tool_result::structured_value(schema::encode(out));
+    };
+    auto call = [f = std::move(f), to_result](In const& in, request_context& ctx) -> raw_result { return f(in, ctx); };
+
+    if constexpr (detail::is_awaitable<raw_result>::value) {
+        t.handler = [call, to_result](boost::json::object const& args,
+                                      request_context& ctx) -> boost::asio::awaitable<tool_result> {
+            auto in = schema::decode<In>(args);
+            if (!in)
+                co_return tool_result::error("Invalid arguments: " + in.error().to_string());
+            co_return to_result(co_await call(*in, ctx));
+        };
+        add_tool(std::move(t));
+    } else {
+        add_tool(std::move(t), [call, to_result](boost::json::object const& args, request_context& ctx) {
+            auto in = schema::decode<In>(args);
+            if (!in)
+                return tool_result::error("Invalid arguments: " + in.error().to_string());
+            return to_result(call(*in, ctx));
+        });
+    }
+}
+
+} // namespace duet::server

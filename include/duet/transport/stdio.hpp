@@ -1,0 +1,28 @@
+// File: duet/transport/stdio.hpp
+//
+// The stdio transport (DIGEST §10): newline-delimited UTF-8 JSON-RPC on stdin/stdout, both eras on one process.
+// Requests are handled concurrently (a slow tool never blocks a fast one), writes are serialized, only MCP
+// messages reach stdout, a line over the size bound is answered -32600 and skipped, and end of input lets
+// in-flight requests finish before serve_stdio() returns.
+//
+//     duet::server::server srv(...);
+//     return duet::transport::serve_stdio(srv);     // exit code for main()
+#pragma once
+
+#include <duet/server/server.hpp>
+
+#include <cstddef>
+
+namespace duet::transport {
+
+struct stdio_options {
+    int input_fd = 0;
+    int output_fd = 1;
+    std::size_t max_line_bytes = 4 * 1024 * 1024;
+    std::size_t io_threads = 2;
+};
+
+/// Serves until end of input, then returns 0 (1 if the output broke).
+[[nodiscard]] int serve_stdio(server::server& srv, stdio_options const& options = {});
+
+} // namespace duet::transport

@@ -1,0 +1,525 @@
+#include <duet/protocol/admission.hpp>
+#include <duet/protocol/errors.hpp>
+#include <duet/protocol/meta_keys.hpp>
+#include <duet/protocol/shaping.hpp>
+#include <duet/server/connection.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <set>
+
+namespace duet::server {
+
+namespace asio = boost::asio;
+using protocol::method_id;
+
+namespace {
+
+struct legacy_session {
+    protocol::version version;
+    boost::json::object client_capabilities;
+    std::optional<boost::json::object> client_info;
+    bool initialized = false;
+    /// logging/setLevel's threshold, read by running handlers at send time (debug, i.e. every level, until set).
+    std::shared_ptr<std::atomic<int>> threshold = std::make_shared<std::atomic<int>>(0);
+    std::set<std::string> subscriptions;
+};
+
+struct listen_filter {
+    bool tools = false;
+    bool prompts = false;
+    bool resources = false;
+    std::vector<std::string> uris;
+};
+
+struct pending_request {
+    std::shared_ptr<asio::steady_timer> wake;
+    std::optional<peer_result> outcome;
+};
+
+// A watched URI covers itself and anything below it ("file:///dir" covers "file:///dir/a.txt").
+bool covers(std::string const& watched, std::string const& uri) {
+    if (uri == watched)
+        return true;
+    if (!uri.starts_with(watched))
+        return false;
+    return watched.ends_with("/") || uri[watched.size()] == '/';
+}
+
+void log_stderr(std::string const& s) {
+    std::fprintf(stderr, "duet: %s\n", s.c_str());
+}
+
+} // namespace
+
+class connection::impl : public std::enable_shared_from_this<connection::impl> {
+public:
+    impl(server& srv, asio::any_io_executor ex, writer w, connection_options o)
+        : server_(srv), strand_(asio::make_strand(ex)), write_(std::move(w)), options_(o) {}
+
+    void receive(std::string frame) {
+        asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] { self->on_frame(frame); });
+    }
+
+    void receive_oversized() {
+        asio::post(strand_, [self = shared_from_this()] {
+            self->send(jsonrpc::error_response{std::nullopt, jsonrpc::to_error_object(jsonrpc::parse_errc::too_large)});
+        });
+    }
+
+    void finish(std::function<void()> done) {
+        asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+            self->draining_ = true;
+            self->done_ = std::move(done);
+            for (auto const& [id, filter] : self->listens_)
+                self->end_listen(id);
+            self->listens_.clear();
+            for (auto& [id, p] : self->pending_) {
+                p.outcome = peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
+                p.wake->cancel();
+            }
+            self->maybe_done();
+        });
+    }
+
+    void on_server_event(server_event const& e) {
+        asio::post(strand_, [self = shared_from_this(), e] { self->deliver(e); });
+    }
+
+private:
+    // ---- output -------------------------------------------------------------------------------------------
+
+    void send(jsonrpc::message const& m) { write_(jsonrpc::serialize(m)); }
+
+    void end_listen(jsonrpc::request_id const& id) {
+        boost::json::object result{
+            {"resultType", "complete"},
+            {"_meta", boost::json::object{{protocol::meta_key::subscription_id, id.to_json()}}}};
+        send(jsonrpc::response{id, std::move(result)});
+    }
+
+    void maybe_done() {
+        if (draining_ && active_ == 0 && done_) {
+            auto done = std::move(done_);
+            done_ = nullptr;
+            done();
+        }
+    }
+
+    // ---- input --------------------------------------------------------------------------------------------
+
+    void on_frame(std::string const& frame) {
+        auto parsed = jsonrpc::parse_frame(frame, options_.limits);
+        if (auto* one = std::get_if<jsonrpc::parsed>(&parsed.content)) {
+            on_element(std::move(*one));
+            return;
+        }
+        auto& elements = std::get<jsonrpc::batch>(parsed.content).elements;
+        // Batches exist only in 2025-03-26 (removed in 2025-06-18); everywhere else the whole frame is refused.
+        if (!session_ || session_->version != protocol::version::v2025_03_26) {
+            send(jsonrpc::error_response{std::nullopt,
+                                         protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
+                                                                   "allowed in a 2025-03-26 session")});
+            return;
+        }
+        ++active_;
+        asio::co_spawn(strand_, run_batch(std::move(elements)), asio::detached);
+    }
+
+    void on_element(jsonrpc::parsed p) {
+        if (!p) {
+            if (p.error().reply)
+                send(*p.error().reply);
+            return;
+        }
+        std::visit(jsonrpc::overloaded{
+                       [&](jsonrpc::request& r) {
+                           ++active_;
+                           asio::co_spawn(strand_, run_request(std::move(r)), asio::detached);
+                       },
+                       [&](jsonrpc::notification& n) { on_notification(n); },
+                       [&](jsonrpc::response& r) { on_reply(r.id, peer_result(std::move(r.result))); },
+                       [&](jsonrpc::error_response& e) {
+                           if (e.id)
+                               on_reply(*e.id, peer_failure{{}, std::move(e.error)});
+                       },
+                   },
+                   *p);
+    }
+
+    asio::awaitable<void> run_batch(std::vector<jsonrpc::parsed> elements) {
+        std::vector<jsonrpc::message> replies;
+        for (auto& element : elements) {
+            if (!element) {
+                if (element.error().reply)
+                    replies.push_back(*element.error().reply);
+                continue;
+            }
+            if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
+                if (auto reply = co_await answer(std::move(*r)))
+                    replies.push_back(std::move(*reply));
+            } else {
+                on_element(std::move(element));
+            }
+        }
+        if (!replies.empty())
+            write_(jsonrpc::serialize(replies));
+        --active_;
+        maybe_done();
+    }
+
+    asio::awaitable<void> run_request(jsonrpc::request r) {
+        if (auto reply = co_await answer(std::move(r)))
+            send(*reply);
+        --active_;
+        maybe_done();
+    }
+
+    void on_notification(jsonrpc::notification const& n) {
+        if (n.method == "notifications/initialized") {
+            if (session_)
+                session_->initialized = true;
+        } else if (n.method == "notifications/cancelled") {
+            auto const* p = n.params.if_object();
+            auto const* rid = p ? p->if_contains("requestId") : nullptr;
+            auto const id = rid ? jsonrpc::request_id::from_json(*rid) : std::nullopt;
+            if (!id)
+                return;
+            if (auto it = in_flight_.find(*id); it != in_flight_.end())
+                it->second->cancelled = true;
+            listens_.erase(*id); // a cancelled listen ends silently
+        }
+        // Other notifications (progress, roots/list_changed, ...) need no answer and change nothing here.
+    }
+
+    void on_reply(jsonrpc::request_id const& id, peer_result outcome) {
+        auto it = pending_.find(id);
+        if (it == pending_.end())
+            return; // late (timed out) or never ours
+        it->second.outcome = std::move(outcome);
+        it->second.wake->cancel();
+    }
+
+    // ---- dispatch -----------------------------------------------------------------------------------------
+
+    protocol::session_view session_view() const {
+        protocol::session_view v;
+        if (session_)
+            v.legacy = session_->version;
+        return v;
+    }
+
+    std::optional<jsonrpc::message> error_for(jsonrpc::request_id const& id, protocol::error_object e) {
+        return jsonrpc::message{jsonrpc::error_response{id, std::move(e)}};
+    }
+
+    asio::awaitable<std::optional<jsonrpc::message>> answer(jsonrpc::request r) {
+        auto const caps = server_.capabilities();
+        protocol::admission_context ac;
+        ac.session = session_view();
+        ac.capabilities = &caps;
+        ac.eras = server_.options().eras;
+        auto admitted = protocol::admit(r, ac);
+        if (!admitted)
+            co_return error_for(r.id, std::move(admitted.error().error));
+        auto& a = *admitted;
+        switch (a.what) {
+        case protocol::admission::action::answer_ping:
+            co_return jsonrpc::response{r.id, boost::json::object{}};
+        case protocol::admission::action::handshake:
+            co_return handshake(r, a.version);
+        case protocol::admission::action::serve:
+            break;
+        }
+        if (a.era == protocol::era::legacy) {
+            if (auto reply = serve_session_method(r, a.method->id))
+                co_return reply;
+        } else if (a.method->id == method_id::subscriptions_listen) {
+            co_return listen(r, caps);
+        }
+        co_return co_await serve(std::move(r), a);
+    }
+
+    jsonrpc::message handshake(jsonrpc::request const& r, protocol::version v) {
+        auto const& p = r.params.get_object();
+        legacy_session s;
+        s.version = v;
+        s.client_capabilities = p.at("capabilities").get_object();
+        s.client_info = p.at("clientInfo").get_object();
+        // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
+        session_ = std::move(s);
+        return jsonrpc::response{r.id, server_.initialize_result(v)};
+    }
+
+    // Legacy methods that live in the session rather than the server.
+    std::optional<jsonrpc::message> serve_session_method(jsonrpc::request const& r, method_id m) {
+        auto const* p = r.params.if_object();
+        switch (m) {
+        case method_id::ping:
+            return jsonrpc::response{r.id, boost::json::object{}};
+        case method_id::logging_set_level: {
+            auto const* level = p ? p->if_contains("level") : nullptr;
+            auto const parsed = level && level->is_string() ? protocol::parse_log_level(level->get_string())
+                                                            : std::nullopt;
+            if (!parsed)
+                return error_for(r.id, protocol::invalid_params("Invalid params: level must be one of debug, info, "
+                                                                "notice, warning, error, critical, alert, "
+                                                                "emergency"));
+            session_->threshold->store(static_cast<int>(*parsed));
+            return jsonrpc::response{r.id, boost::json::object{}};
+        }
+        case method_id::resources_subscribe:
+        case method_id::resources_unsubscribe: {
+            auto const* uri = p ? p->if_contains("uri") : nullptr;
+            if (!uri || !uri->is_string())
+                return error_for(r.id, protocol::invalid_params("Invalid params: \"uri\" must be a string"));
+            if (m == method_id::resources_subscribe)
+                session_->subscriptions.emplace(uri->get_string());
+            else
+                session_->subscriptions.erase(std::string(uri->get_string()));
+            return jsonrpc::response{r.id, boost::json::object{}};
+        }
+        default:
+            return std::nullopt;
+        }
+    }
+
+    // The response of a listen comes when it ends; an open listen answers nothing now.
+    std::optional<jsonrpc::message> listen(jsonrpc::request const& r, protocol::server_capabilities const& caps) {
+        auto const* p = r.params.if_object();
+        auto const* n = p ? p->if_contains("notifications") : nullptr;
+        if (!n || !n->is_object())
+            return error_for(r.id, protocol::invalid_params("Invalid params: subscriptions/listen needs a "
+                                                             "notifications object"));
+        auto const& requested = n->get_object();
+        auto flag = [&](std::string_view key) {
+            auto const* v = requested.if_contains(key);
+            return v && v->is_bool() && v->get_bool();
+        };
+        listen_filter f;
+        boost::json::object honoured;
+        if (flag("toolsListChanged") && caps.tools_list_changed)
+            honoured["toolsListChanged"] = f.tools = true;
+        if (flag("promptsListChanged") && caps.prompts_list_changed)
+            honoured["promptsListChanged"] = f.prompts = true;
+        if (flag("resourcesListChanged") && caps.resources_list_changed)
+            honoured["resourcesListChanged"] = f.resources = true;
+        if (auto const* subs = requested.if_contains("resourceSubscriptions")) {
+            if (!subs->is_array())
+                return error_for(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must be "
+                                                                 "an array of URIs"));
+            boost::json::array uris;
+            for (auto const& u : subs->get_array()) {
+                if (!u.is_string())
+                    return error_for(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must "
+                                                                     "be an array of URIs"));
+                f.uris.emplace_back(u.get_string());
+                uris.push_back(u);
+            }
+            if (caps.resources_subscribe)
+                honoured["resourceSubscriptions"] = std::move(uris);
+            else
+                f.uris.clear();
+        }
+        // The acknowledgement is the first message for this subscription id; events are delivered on this
+        // strand after it, so none can overtake it.
+        boost::json::object ack{
+            {"_meta", boost::json::object{{protocol::meta_key::subscription_id, r.id.to_json()}}},
+            {"notifications", std::move(honoured)}};
+        send(jsonrpc::notification{"notifications/subscriptions/acknowledged", std::move(ack)});
+        if (draining_) {
+            end_listen(r.id);
+            return std::nullopt;
+        }
+        listens_[r.id] = std::move(f);
+        return std::nullopt;
+    }
+
+    asio::awaitable<std::optional<jsonrpc::message>> serve(jsonrpc::request r, protocol::admission const& a) {
+        auto state = std::make_shared<detail::request_state>();
+        state->era = a.era;
+        state->version = a.version;
+        state->id = r.id;
+        if (a.era == protocol::era::modern) {
+            state->client_capabilities = a.envelope->client_capabilities;
+            state->client_info = a.envelope->client_info;
+            state->progress_token = a.envelope->progress_token;
+            auto const level = a.envelope->log_level;
+            state->log_threshold = [level] { return level; };
+        } else {
+            state->client_capabilities = session_->client_capabilities;
+            state->client_info = session_->client_info;
+            if (auto const* p = r.params.if_object())
+                if (auto const* meta = p->if_contains("_meta"); meta && meta->is_object())
+                    if (auto const* t = meta->get_object().if_contains(protocol::meta_key::progress_token))
+                        if (t->is_string() || t->is_int64() || t->is_uint64())
+                            state->progress_token = *t;
+            std::weak_ptr<impl> weak = weak_from_this();
+            state->log_threshold = [threshold = session_->threshold]() -> std::optional<protocol::log_level> {
+                return static_cast<protocol::log_level>(threshold->load());
+            };
+            state->request_client = [weak](std::string method, boost::json::value params,
+                                           std::chrono::milliseconds timeout) -> asio::awaitable<peer_result> {
+                auto self = weak.lock();
+                if (!self)
+                    co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
+                co_return co_await self->request_client(std::move(method), std::move(params), timeout);
+            };
+        }
+        state->notify = [weak = weak_from_this(), st = state.get()](jsonrpc::notification n) {
+            auto self = weak.lock();
+            if (!self || st->cancelled.load())
+                return;
+            asio::dispatch(self->strand_, [self, n = std::move(n)] { self->send(n); });
+        };
+        if (in_flight_.contains(r.id))
+            co_return error_for(r.id, protocol::invalid_request("Invalid Request: a request with this id is already "
+                                                                "in flight"));
+        in_flight_[r.id] = state;
+
+        request_context ctx(state);
+        serve_result outcome = protocol::internal_error();
+        try {
+            outcome = co_await server_.async_serve(a.method->id, r.params, ctx);
+        } catch (protocol_error const& e) {
+            outcome = e.error();
+        } catch (std::exception const& e) {
+            log_stderr("handler for " + r.method + " failed: " + e.what());
+            outcome = protocol::internal_error();
+        } catch (...) {
+            log_stderr("handler for " + r.method + " failed with a non-standard exception");
+            outcome = protocol::internal_error();
+        }
+        // Back on the strand: a plain handler resumed us from the blocking pool.
+        co_await asio::dispatch(strand_, asio::use_awaitable);
+        in_flight_.erase(r.id);
+        if (state->cancelled.load())
+            co_return std::nullopt; // a cancelled request gets no answer
+        if (!outcome)
+            co_return error_for(r.id, std::move(outcome.error()));
+        auto& s = *outcome;
+        protocol::shape_result(s.result, {.era = a.era,
+                                          .version = a.version,
+                                          .method = a.method->id,
+                                          .hints = s.hints,
+                                          .server_info = &server_.server_info()});
+        co_return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
+    }
+
+    asio::awaitable<peer_result> request_client(std::string method, boost::json::value params,
+                                                std::chrono::milliseconds timeout) {
+        co_await asio::dispatch(strand_, asio::use_awaitable);
+        if (draining_)
+            co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
+        jsonrpc::request_id const id{next_outbound_id_++};
+        auto timer = std::make_shared<asio::steady_timer>(strand_, timeout);
+        pending_[id] = pending_request{timer, std::nullopt};
+        send(jsonrpc::request{id, std::move(method), std::move(params)});
+        co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+        auto node = pending_.extract(id);
+        if (node.empty() || !node.mapped().outcome)
+            co_return peer_failure{make_error_code(peer_errc::timed_out), std::nullopt};
+        co_return std::move(*node.mapped().outcome);
+    }
+
+    // ---- events -------------------------------------------------------------------------------------------
+
+    void deliver(server_event const& e) {
+        using kind = server_event::kind;
+        auto const caps = server_.capabilities();
+        auto method = [&]() -> std::string_view {
+            switch (e.what) {
+            case kind::tools_changed: return "notifications/tools/list_changed";
+            case kind::prompts_changed: return "notifications/prompts/list_changed";
+            case kind::resources_changed: return "notifications/resources/list_changed";
+            case kind::resource_updated: return "notifications/resources/updated";
+            }
+            return "";
+        }();
+        if (session_ && session_->initialized) {
+            bool wanted = false;
+            switch (e.what) {
+            case kind::tools_changed: wanted = caps.tools_list_changed; break;
+            case kind::prompts_changed: wanted = caps.prompts_list_changed; break;
+            case kind::resources_changed: wanted = caps.resources_list_changed; break;
+            case kind::resource_updated:
+                for (auto const& s : session_->subscriptions)
+                    wanted = wanted || covers(s, e.uri);
+                break;
+            }
+            if (wanted) {
+                boost::json::value params;
+                if (e.what == kind::resource_updated)
+                    params = boost::json::object{{"uri", e.uri}};
+                send(jsonrpc::notification{std::string(method), std::move(params)});
+            }
+        }
+        for (auto const& [id, f] : listens_) {
+            bool wanted = false;
+            switch (e.what) {
+            case kind::tools_changed: wanted = f.tools; break;
+            case kind::prompts_changed: wanted = f.prompts; break;
+            case kind::resources_changed: wanted = f.resources; break;
+            case kind::resource_updated:
+                for (auto const& u : f.uris)
+                    wanted = wanted || covers(u, e.uri);
+                break;
+            }
+            if (!wanted)
+                continue;
+            boost::json::object params{
+                {"_meta", boost::json::object{{protocol::meta_key::subscription_id, id.to_json()}}}};
+            if (e.what == kind::resource_updated)
+                params["uri"] = e.uri;
+            send(jsonrpc::notification{std::string(method), std::move(params)});
+        }
+    }
+
+    server& server_;
+    asio::strand<asio::any_io_executor> strand_;
+    writer write_;
+    connection_options options_;
+    std::optional<legacy_session> session_;
+    std::map<jsonrpc::request_id, std::shared_ptr<detail::request_state>> in_flight_;
+    std::map<jsonrpc::request_id, listen_filter> listens_;
+    std::map<jsonrpc::request_id, pending_request> pending_;
+    std::int64_t next_outbound_id_ = 1;
+    std::size_t active_ = 0;
+    bool draining_ = false;
+    std::function<void()> done_;
+};
+
+std::shared_ptr<connection> connection::create(server& srv, asio::any_io_executor executor, writer write,
+                                               connection_options options) {
+    auto p = std::make_shared<impl>(srv, std::move(executor), std::move(write), options);
+    std::shared_ptr<connection> c(new connection(p));
+    srv.subscribe(c);
+    return c;
+}
+
+connection::~connection() = default;
+
+void connection::receive(std::string frame) {
+    impl_->receive(std::move(frame));
+}
+void connection::receive_oversized() {
+    impl_->receive_oversized();
+}
+void connection::finish(std::function<void()> done) {
+    impl_->finish(std::move(done));
+}
+void connection::on_server_event(server_event const& e) {
+    impl_->on_server_event(e);
+}
+
+} // namespace duet::server

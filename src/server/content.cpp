@@ -1,0 +1,76 @@
+#include <duet/server/content.hpp>
+
+#include <boost/json/serialize.hpp>
+
+namespace duet::server {
+
+boost::json::object text_content(std::string_view text) {
+    return {{"type", "text"}, {"text", text}};
+}
+
+boost::json::object image_content(std::string_view base64_data, std::string_view mime_type) {
+    return {{"type", "image"}, {"data", base64_data}, {"mimeType", mime_type}};
+}
+
+boost::json::object audio_content(std::string_view base64_data, std::string_view mime_type) {
+    return {{"type", "audio"}, {"data", base64_data}, {"mimeType", mime_type}};
+}
+
+boost::json::object resource_link(std::string_view uri, std::string_view name) {
+    return {{"type", "resource_link"}, {"uri", uri}, {"name", name}};
+}
+
+boost::json::object text_resource_contents(std::string_view uri, std::string_view text, std::string_view mime_type) {
+    return {{"uri", uri}, {"mimeType", mime_type}, {"text", text}};
+}
+
+boost::json::object blob_resource_contents(std::string_view uri, std::string_view base64_blob,
+                                           std::string_view mime_type) {
+    return {{"uri", uri}, {"mimeType", mime_type}, {"blob", base64_blob}};
+}
+
+tool_result tool_result::text(std::string_view text) {
+    tool_result r;
+    r.content.push_back(text_content(text));
+    return r;
+}
+
+tool_result tool_result::error(std::string_view message) {
+    tool_result r = text(message);
+    r.is_error = true;
+    return r;
+}
+
+tool_result tool_result::structured_value(boost::json::value value) {
+    tool_result r = text(boost::json::serialize(value));
+    r.structured = std::move(value);
+    return r;
+}
+
+boost::json::object tool_result::to_json() const {
+    boost::json::object o{{"content", content}};
+    if (!structured.is_null())
+        o["structuredContent"] = structured;
+    if (is_error)
+        o["isError"] = true;
+    return o;
+}
+
+prompt_result& prompt_result::add(std::string_view role, boost::json::object content) {
+    messages.push_back(boost::json::object{{"role", role}, {"content", std::move(content)}});
+    return *this;
+}
+
+boost::json::object prompt_result::to_json() const {
+    boost::json::object o;
+    if (!description.empty())
+        o["description"] = description;
+    o["messages"] = messages;
+    return o;
+}
+
+boost::json::object read_result::to_json() const {
+    return {{"contents", contents}};
+}
+
+} // namespace duet::server
