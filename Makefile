@@ -12,7 +12,7 @@ build: bootstrap
 	@scripts/build normal
 
 run: build
-	@$(BUILD)/normal/apps/duet/duet versions
+	@$(BUILD)/normal/apps/duet/duet serve --stdio
 
 test: bootstrap
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests
@@ -22,10 +22,10 @@ fuzz: bootstrap
 	    -artifact_prefix=$(BUILD)/fuzz/ tests/fuzz/corpus
 
 format:
-	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+	@scripts/cxx-files | xargs clang-format -i
 
 format-check:
-	@git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run -Werror
+	@scripts/cxx-files | xargs clang-format --dry-run -Werror
 
 clean:
 	rm -rf $(BUILD)

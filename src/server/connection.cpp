@@ -56,6 +56,20 @@ bool covers(std::string const& watched, std::string const& uri) {
     return watched.ends_with("/") || uri[watched.size()] == '/';
 }
 
+std::optional<protocol::client_capability> capability_for(std::string_view method, boost::json::value const& params) {
+    if (method == "elicitation/create") {
+        auto const* p = params.if_object();
+        auto const* mode = p ? p->if_contains("mode") : nullptr;
+        bool const url = mode && mode->is_string() && mode->get_string() == "url";
+        return url ? protocol::client_capability::elicitation_url : protocol::client_capability::elicitation_form;
+    }
+    if (method == "sampling/createMessage")
+        return protocol::client_capability::sampling;
+    if (method == "roots/list")
+        return protocol::client_capability::roots;
+    return std::nullopt;
+}
+
 void log_stderr(std::string const& s) {
     std::fprintf(stderr, "duet: %s\n", s.c_str());
 }
@@ -419,16 +433,24 @@ private:
     asio::awaitable<peer_result> request_client(std::string method, boost::json::value params,
                                                 std::chrono::milliseconds timeout) {
         co_await asio::dispatch(strand_, asio::use_awaitable);
-        if (draining_)
+        if (draining_ || !session_)
             co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
+        // Only what the client declared at initialize may be asked of it (ping needs nothing).
+        if (auto const needed = capability_for(method, params);
+            needed && !protocol::declares(session_->client_capabilities, *needed))
+            co_return peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
         jsonrpc::request_id const id{next_outbound_id_++};
         auto timer = std::make_shared<asio::steady_timer>(strand_, timeout);
         pending_[id] = pending_request{timer, std::nullopt};
         send(jsonrpc::request{id, std::move(method), std::move(params)});
         co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
         auto node = pending_.extract(id);
-        if (node.empty() || !node.mapped().outcome)
+        if (node.empty() || !node.mapped().outcome) {
+            // Tell the client we gave up, so it can stop asking its user (cancellation goes both ways).
+            send(jsonrpc::notification{"notifications/cancelled",
+                                       boost::json::object{{"requestId", id.to_json()}, {"reason", "timed out"}}});
             co_return peer_failure{make_error_code(peer_errc::timed_out), std::nullopt};
+        }
         co_return std::move(*node.mapped().outcome);
     }
 
