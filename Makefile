@@ -12,7 +12,7 @@ build: bootstrap
 	@scripts/build normal
 
 run: build
-	@$(BUILD)/normal/apps/duet/duet serve --stdio
+	@$(BUILD)/normal/apps/duet/duet serve
 
 test: bootstrap
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests

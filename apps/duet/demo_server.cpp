@@ -54,77 +54,85 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                        .title = "Echo",
                        .description = "Returns its text argument unchanged",
                        .input_schema = {{"type", "object"},
-                                        {"properties", {{"text", {{"type", "string"}, {"description", "What to echo"}}}}},
+                                        {"properties",
+                                         {{"text", {{"type", "string"}, {"description", "What to echo"}}}}},
                                         {"required", json::array{"text"}}},
                        .annotations = {{"readOnlyHint", true}}},
                   [](json::object const& args, request_context&) {
                       return tool_result::text(args.at("text").as_string());
                   });
 
-    srv->add_typed_tool<add_args>(
-        tool{.name = "add",
-             .title = "Add two numbers",
-             .description = "Adds a and b; typed arguments and structured output",
-             .input_schema = {{"properties", {{"a", {{"description", "First addend"}}}, {"b", {{"description", "Second addend"}}}}}}},
-        [](add_args const& in, request_context&) { return sum{in.a + in.b}; });
-
-    srv->add_tool(tool{.name = "countdown",
-                       .title = "Countdown",
-                       .description = "Counts down from n (at most 20), reporting progress every 50 ms",
-                       .input_schema = {{"type", "object"},
-                                        {"properties", {{"n", {{"type", "integer"}, {"minimum", 1}, {"maximum", 20}}}}},
-                                        {"required", json::array{"n"}}}},
-                  [](json::object const& args, request_context& ctx) -> boost::asio::awaitable<tool_result> {
-                      auto const n = std::clamp<std::int64_t>(args.at("n").to_number<std::int64_t>(), 1, 20);
-                      boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-                      for (std::int64_t i = 1; i <= n; ++i) {
-                          if (ctx.cancelled())
-                              co_return tool_result::error("cancelled");
-                          timer.expires_after(std::chrono::milliseconds(50));
-                          co_await timer.async_wait(boost::asio::use_awaitable);
-                          ctx.report_progress(double(i), double(n), std::to_string(n - i) + " to go");
-                          ctx.log(protocol::log_level::info, json::string("tick " + std::to_string(i)), "countdown");
-                      }
-                      co_return tool_result::text("liftoff after " + std::to_string(n) + " steps");
-                  });
+    srv->add_typed_tool<add_args>(tool{.name = "add",
+                                       .title = "Add two numbers",
+                                       .description = "Adds a and b; typed arguments and structured output",
+                                       .input_schema = {{"properties",
+                                                         {{"a", {{"description", "First addend"}}},
+                                                          {"b", {{"description", "Second addend"}}}}}}},
+                                  [](add_args const& in, request_context&) { return sum{in.a + in.b}; });
 
     srv->add_tool(
-        tool{.name = "ask_name",
-             .title = "Ask the user's name",
-             .description = "Asks the user for their name through elicitation, then greets them",
-             .input_schema = {{"type", "object"}}},
-        [](json::object const&, request_context& ctx) -> boost::asio::awaitable<tool_result> {
-            if (!ctx.declares(protocol::client_capability::elicitation_form))
-                co_return tool_result::error("This tool needs a client that supports elicitation");
-            json::object params{
-                {"message", "What is your name?"},
-                {"requestedSchema",
-                 {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}, {"required", json::array{"name"}}}}};
-            auto answer = co_await ctx.async_request_client("elicitation/create", std::move(params));
-            if (!answer)
-                co_return tool_result::error("No answer: " + answer.error().to_string());
-            auto const* o = answer->if_object();
-            auto const* action = o ? o->if_contains("action") : nullptr;
-            if (!action || !action->is_string() || action->get_string() != "accept")
-                co_return tool_result::text("The user declined to answer");
-            auto const* content = o->if_contains("content");
-            auto const* name = content && content->is_object() ? content->get_object().if_contains("name") : nullptr;
-            if (!name || !name->is_string())
-                co_return tool_result::error("The answer carried no name");
-            co_return tool_result::text("Hello, " + std::string(name->get_string()) + "!");
+        tool{.name = "countdown",
+             .title = "Countdown",
+             .description = "Counts down from n (at most 20), reporting progress every 50 ms",
+             .input_schema = {{"type", "object"},
+                              {"properties", {{"n", {{"type", "integer"}, {"minimum", 1}, {"maximum", 20}}}}},
+                              {"required", json::array{"n"}}}},
+        [](json::object const& args, request_context& ctx) -> boost::asio::awaitable<tool_result> {
+            auto const n = std::clamp<std::int64_t>(args.at("n").to_number<std::int64_t>(), 1, 20);
+            boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+            for (std::int64_t i = 1; i <= n; ++i) {
+                if (ctx.cancelled())
+                    co_return tool_result::error("cancelled");
+                timer.expires_after(std::chrono::milliseconds(50));
+                co_await timer.async_wait(boost::asio::use_awaitable);
+                ctx.report_progress(double(i), double(n), std::to_string(n - i) + " to go");
+                ctx.log(protocol::log_level::info, json::string("tick " + std::to_string(i)), "countdown");
+            }
+            co_return tool_result::text("liftoff after " + std::to_string(n) + " steps");
         });
 
-    srv->add_resource(resource{.uri = "duet://demo/readme",
-                               .name = "readme",
-                               .title = "About this server",
-                               .description = "What the demo server offers",
-                               .mime_type = "text/markdown",
-                               .read = [](std::string const& uri, request_context&) {
-                                   read_result r;
-                                   r.contents.push_back(text_resource_contents(
-                                       uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\n", "text/markdown"));
-                                   return r;
-                               }});
+    srv->add_tool(tool{.name = "ask_name",
+                       .title = "Ask the user's name",
+                       .description = "Asks the user for their name through elicitation, then greets them",
+                       .input_schema = {{"type", "object"}}},
+                  [](json::object const&, request_context& ctx) -> boost::asio::awaitable<tool_result> {
+                      if (!ctx.declares(protocol::client_capability::elicitation_form))
+                          co_return tool_result::error("This tool needs a client that supports elicitation");
+                      json::object params{{"message", "What is your name?"},
+                                          {"requestedSchema",
+                                           {{"type", "object"},
+                                            {"properties", {{"name", {{"type", "string"}}}}},
+                                            {"required", json::array{"name"}}}}};
+                      std::string method =
+                          "elicitation/create"; // named: see the note on coroutine arguments in server.hpp
+                      auto answer = co_await ctx.async_request_client(std::move(method), std::move(params));
+                      if (!answer)
+                          co_return tool_result::error("No answer: " + answer.error().to_string());
+                      auto const* o = answer->if_object();
+                      auto const* action = o ? o->if_contains("action") : nullptr;
+                      if (!action || !action->is_string() || action->get_string() != "accept")
+                          co_return tool_result::text("The user declined to answer");
+                      auto const* content = o->if_contains("content");
+                      auto const* name = content && content->is_object()
+                                             ? content->get_object().if_contains("name")
+                                             : nullptr;
+                      if (!name || !name->is_string())
+                          co_return tool_result::error("The answer carried no name");
+                      co_return tool_result::text("Hello, " + std::string(name->get_string()) + "!");
+                  });
+
+    srv->add_resource(
+        resource{.uri = "duet://demo/readme",
+                 .name = "readme",
+                 .title = "About this server",
+                 .description = "What the demo server offers",
+                 .mime_type = "text/markdown",
+                 .read = [](std::string const& uri, request_context&) {
+                     read_result r;
+                     r.contents.push_back(text_resource_contents(
+                         uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\n", "text/markdown"));
+                     return r;
+                 }});
 
     static std::vector<std::string> const names{"ada", "alan", "barbara", "grace", "linus"};
     srv->add_resource_template(resource_template{
@@ -133,32 +141,39 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
         .title = "A greeting",
         .description = "A greeting for the given name",
         .mime_type = "text/plain",
-        .read = [](std::string const& uri, uri_variables const& vars, request_context&) {
-            read_result r;
-            r.contents.push_back(text_resource_contents(uri, "Hello, " + vars.at("name") + "!"));
-            return r;
-        },
-        .complete = [](std::string const& argument, std::string const& value, auto const&) {
-            return argument == "name" ? starting_with(names, value) : std::vector<std::string>{};
-        }});
+        .read =
+            [](std::string const& uri, uri_variables const& vars, request_context&) {
+                read_result r;
+                r.contents.push_back(text_resource_contents(uri, "Hello, " + vars.at("name") + "!"));
+                return r;
+            },
+        .complete =
+            [](std::string const& argument, std::string const& value, auto const&) {
+                return argument == "name" ? starting_with(names, value) : std::vector<std::string>{};
+            }});
 
     static std::vector<std::string> const languages{"c", "c++", "go", "python", "rust", "typescript"};
     srv->add_prompt(prompt{
         .name = "review",
         .title = "Code review",
         .description = "Asks for a review of a snippet in a given language",
-        .arguments = {{.name = "language", .title = "Language", .description = "The snippet's language", .required = true},
+        .arguments = {{.name = "language",
+                       .title = "Language",
+                       .description = "The snippet's language",
+                       .required = true},
                       {.name = "code", .title = "Code", .description = "The snippet", .required = false}},
-        .get = [](std::map<std::string, std::string> const& args, request_context&) {
-            prompt_result r;
-            r.description = "Review of a " + args.at("language") + " snippet";
-            auto code = args.contains("code") ? args.at("code") : std::string("(no code given)");
-            r.add("user", text_content("Please review this " + args.at("language") + " code:\n" + code));
-            return r;
-        },
-        .complete = [](std::string const& argument, std::string const& value, auto const&) {
-            return argument == "language" ? starting_with(languages, value) : std::vector<std::string>{};
-        }});
+        .get =
+            [](std::map<std::string, std::string> const& args, request_context&) {
+                prompt_result r;
+                r.description = "Review of a " + args.at("language") + " snippet";
+                auto code = args.contains("code") ? args.at("code") : std::string("(no code given)");
+                r.add("user", text_content("Please review this " + args.at("language") + " code:\n" + code));
+                return r;
+            },
+        .complete =
+            [](std::string const& argument, std::string const& value, auto const&) {
+                return argument == "language" ? starting_with(languages, value) : std::vector<std::string>{};
+            }});
     return srv;
 }
 

@@ -1,8 +1,11 @@
 // duet: the command-line entry point.
 //
-//   duet serve --stdio [--legacy-only | --modern-only]   the demo server on stdin/stdout
+//   duet serve [--host H] [--port P] [--legacy-only | --modern-only]   the demo server on Streamable HTTP;
+//                                                        the first stdout line is its URL
+//   duet serve --stdio [...]                             the demo server on stdin/stdout
 //   duet versions                                        the protocol versions this build speaks
 #include <duet/protocol/version.hpp>
+#include <duet/transport/http_server.hpp>
 #include <duet/transport/stdio.hpp>
 
 #include "demo_server.hpp"
@@ -32,6 +35,12 @@ int main(int argc, char** argv) {
     bool legacy_only = false;
     bool modern_only = false;
     serve->add_flag("--stdio", stdio, "Serve on stdin/stdout (newline-delimited JSON-RPC)");
+    duet::transport::http_options http;
+    serve->add_option("--host", http.host, "Address to bind (default 127.0.0.1)");
+    serve->add_option("--port", http.port, "Port to bind; 0 picks a free one (default 8750)");
+    std::string token;
+    serve->add_option("--bearer-token", token, "Require Authorization: Bearer TOKEN");
+    serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     auto* lo = serve->add_flag("--legacy-only", legacy_only, "Accept only legacy (initialize) clients");
     serve->add_flag("--modern-only", modern_only, "Accept only modern (2026-07-28) clients")->excludes(lo);
 
@@ -40,16 +49,27 @@ int main(int argc, char** argv) {
     if (versions->parsed())
         return print_versions();
 
-    if (!stdio) {
-        std::fputs(
-            "duet serve: only --stdio is available in this build (HTTP arrives with the HTTP transport)\n",
-            stderr);
-        return 2;
-    }
     auto const eras = legacy_only   ? duet::protocol::era_support::legacy_only
                       : modern_only ? duet::protocol::era_support::modern_only
                                     : duet::protocol::era_support::both;
     auto srv = duet::apps::make_demo_server(eras);
-    std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
-    return duet::transport::serve_stdio(*srv);
+    if (stdio) {
+        std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
+        return duet::transport::serve_stdio(*srv);
+    }
+    if (!token.empty())
+        http.bearer_token = token;
+    duet::transport::http_server server(*srv, http);
+    if (auto ec = server.listen()) {
+        std::fprintf(stderr, "duet serve: cannot listen on %s:%u: %s\n", http.host.c_str(),
+                     unsigned(http.port), ec.message().c_str());
+        return 1;
+    }
+    std::printf("%s\n", server.url().c_str());
+    std::fflush(stdout);
+    std::fputs(
+        "duet: demo server on Streamable HTTP (both eras unless restricted); Ctrl-C drains and stops\n",
+        stderr);
+    server.run();
+    return 0;
 }

@@ -30,12 +30,14 @@ struct legacy_session {
     boost::json::object client_capabilities;
     std::optional<boost::json::object> client_info;
     bool initialized = false;
-    /// logging/setLevel's threshold, read by running handlers at send time (debug, i.e. every level, until set).
+    /// logging/setLevel's threshold, read by running handlers at send time (debug, i.e. every level, until
+    /// set).
     std::shared_ptr<std::atomic<int>> threshold = std::make_shared<std::atomic<int>>(0);
     std::set<std::string> subscriptions;
 };
 
 struct listen_filter {
+    connection::writer out; ///< where this listen's messages go (HTTP: its own SSE stream)
     bool tools = false;
     bool prompts = false;
     bool resources = false;
@@ -56,12 +58,14 @@ bool covers(std::string const& watched, std::string const& uri) {
     return watched.ends_with("/") || uri[watched.size()] == '/';
 }
 
-std::optional<protocol::client_capability> capability_for(std::string_view method, boost::json::value const& params) {
+std::optional<protocol::client_capability> capability_for(std::string_view method,
+                                                          boost::json::value const& params) {
     if (method == "elicitation/create") {
         auto const* p = params.if_object();
         auto const* mode = p ? p->if_contains("mode") : nullptr;
         bool const url = mode && mode->is_string() && mode->get_string() == "url";
-        return url ? protocol::client_capability::elicitation_url : protocol::client_capability::elicitation_form;
+        return url ? protocol::client_capability::elicitation_url
+                   : protocol::client_capability::elicitation_form;
     }
     if (method == "sampling/createMessage")
         return protocol::client_capability::sampling;
@@ -87,7 +91,8 @@ public:
 
     void receive_oversized() {
         asio::post(strand_, [self = shared_from_this()] {
-            self->send(jsonrpc::error_response{std::nullopt, jsonrpc::to_error_object(jsonrpc::parse_errc::too_large)});
+            self->send(jsonrpc::error_response{std::nullopt,
+                                               jsonrpc::to_error_object(jsonrpc::parse_errc::too_large)});
         });
     }
 
@@ -96,7 +101,7 @@ public:
             self->draining_ = true;
             self->done_ = std::move(done);
             for (auto const& [id, filter] : self->listens_)
-                self->end_listen(id);
+                self->end_listen(id, filter.out);
             self->listens_.clear();
             for (auto& [id, p] : self->pending_) {
                 p.outcome = peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
@@ -110,16 +115,50 @@ public:
         asio::post(strand_, [self = shared_from_this(), e] { self->deliver(e); });
     }
 
+    asio::awaitable<handled> async_handle(jsonrpc::request r, protocol::http_facts const* http, writer out) {
+        // Run on the connection's own strand (a coroutine resumes on the executor it was spawned on, whatever
+        // it awaited), and hand the answer back to the caller's executor. A named coroutine, not a capturing
+        // lambda: co_spawn may move a lambda's closure after starting it.
+        co_return co_await asio::co_spawn(strand_, handle_on_strand(std::move(r), http, std::move(out)),
+                                          asio::use_awaitable);
+    }
+
+    asio::awaitable<handled> handle_on_strand(jsonrpc::request r, protocol::http_facts const* http,
+                                              writer out) {
+        auto self = shared_from_this();
+        ++active_;
+        auto h = co_await answer(std::move(r), http, std::move(out));
+        --active_;
+        maybe_done();
+        co_return h;
+    }
+
+    void cancel_requests() {
+        asio::post(strand_, [self = shared_from_this()] {
+            for (auto& [id, state] : self->in_flight_)
+                state->cancelled = true;
+            self->listens_.clear();
+        });
+    }
+
+    std::optional<protocol::version> legacy_version() const { return legacy_version_.load(); }
+
 private:
     // ---- output -------------------------------------------------------------------------------------------
 
     void send(jsonrpc::message const& m) { write_(jsonrpc::serialize(m)); }
+    // To a request's own stream when it has one (HTTP), else the connection's.
+    void send(jsonrpc::message const& m, writer const& out) { (out ? out : write_)(jsonrpc::serialize(m)); }
 
-    void end_listen(jsonrpc::request_id const& id) {
+    void end_listen(jsonrpc::request_id const& id, writer const& out) {
         boost::json::object result{
-            {"resultType", "complete"},
             {"_meta", boost::json::object{{protocol::meta_key::subscription_id, id.to_json()}}}};
-        send(jsonrpc::response{id, std::move(result)});
+        // A modern result like any other: resultType and serverInfo (ERA-POLICY "Consequences").
+        protocol::shape_result(result, {.era = protocol::era::modern,
+                                        .version = protocol::latest_modern_version,
+                                        .method = method_id::subscriptions_listen,
+                                        .server_info = &server_.server_info()});
+        send(jsonrpc::response{id, std::move(result)}, out);
     }
 
     void maybe_done() {
@@ -139,11 +178,12 @@ private:
             return;
         }
         auto& elements = std::get<jsonrpc::batch>(parsed.content).elements;
-        // Batches exist only in 2025-03-26 (removed in 2025-06-18); everywhere else the whole frame is refused.
+        // Batches exist only in 2025-03-26 (removed in 2025-06-18); everywhere else the whole frame is
+        // refused.
         if (!session_ || session_->version != protocol::version::v2025_03_26) {
-            send(jsonrpc::error_response{std::nullopt,
-                                         protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
-                                                                   "allowed in a 2025-03-26 session")});
+            send(jsonrpc::error_response{
+                std::nullopt, protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
+                                                        "allowed in a 2025-03-26 session")});
             return;
         }
         ++active_;
@@ -172,6 +212,7 @@ private:
     }
 
     asio::awaitable<void> run_batch(std::vector<jsonrpc::parsed> elements) {
+        auto self = shared_from_this(); // the connection outlives its requests
         std::vector<jsonrpc::message> replies;
         for (auto& element : elements) {
             if (!element) {
@@ -180,8 +221,10 @@ private:
                 continue;
             }
             if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
-                if (auto reply = co_await answer(std::move(*r)))
-                    replies.push_back(std::move(*reply));
+                writer none; // named: GCC 12 destroys a temporary coroutine argument twice
+                auto h = co_await answer(std::move(*r), nullptr, std::move(none));
+                if (h.reply)
+                    replies.push_back(std::move(*h.reply));
             } else {
                 on_element(std::move(element));
             }
@@ -193,8 +236,11 @@ private:
     }
 
     asio::awaitable<void> run_request(jsonrpc::request r) {
-        if (auto reply = co_await answer(std::move(r)))
-            send(*reply);
+        auto self = shared_from_this(); // the connection outlives its requests
+        writer none;                    // named: GCC 12 destroys a temporary coroutine argument twice
+        auto h = co_await answer(std::move(r), nullptr, std::move(none));
+        if (h.reply)
+            send(*h.reply);
         --active_;
         maybe_done();
     }
@@ -237,31 +283,39 @@ private:
         return jsonrpc::message{jsonrpc::error_response{id, std::move(e)}};
     }
 
-    asio::awaitable<std::optional<jsonrpc::message>> answer(jsonrpc::request r) {
+    // Admits and serves one request. `http` carries the HTTP facts (null on stdio); `out` is the request's
+    // own stream for its notifications (null: the connection's writer).
+    asio::awaitable<handled> answer(jsonrpc::request r, protocol::http_facts const* http, writer out) {
         auto const caps = server_.capabilities();
         protocol::admission_context ac;
         ac.session = session_view();
         ac.capabilities = &caps;
         ac.eras = server_.options().eras;
+        ac.http = http;
+        ac.param_headers = &server_.param_header_lookup();
         auto admitted = protocol::admit(r, ac);
         if (!admitted)
-            co_return error_for(r.id, std::move(admitted.error().error));
+            co_return handled{error_for(r.id, std::move(admitted.error().error)),
+                              admitted.error().http_status};
         auto& a = *admitted;
         switch (a.what) {
         case protocol::admission::action::answer_ping:
-            co_return jsonrpc::response{r.id, boost::json::object{}};
+            co_return handled{jsonrpc::response{r.id, boost::json::object{}}};
         case protocol::admission::action::handshake:
-            co_return handshake(r, a.version);
+            co_return handled{handshake(r, a.version)};
         case protocol::admission::action::serve:
             break;
         }
         if (a.era == protocol::era::legacy) {
             if (auto reply = serve_session_method(r, a.method->id))
-                co_return reply;
+                co_return handled{std::move(reply)};
         } else if (a.method->id == method_id::subscriptions_listen) {
-            co_return listen(r, caps);
+            co_return handled{listen(r, caps, out)};
         }
-        co_return co_await serve(std::move(r), a);
+        // Not `handled{co_await ...}`: GCC 12 destroys temporaries twice for a co_await inside braced
+        // initialization.
+        auto reply = co_await serve(std::move(r), a, std::move(out));
+        co_return handled{std::move(reply)};
     }
 
     jsonrpc::message handshake(jsonrpc::request const& r, protocol::version v) {
@@ -272,6 +326,7 @@ private:
         s.client_info = p.at("clientInfo").get_object();
         // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
         session_ = std::move(s);
+        legacy_version_ = v;
         return jsonrpc::response{r.id, server_.initialize_result(v)};
     }
 
@@ -283,12 +338,13 @@ private:
             return jsonrpc::response{r.id, boost::json::object{}};
         case method_id::logging_set_level: {
             auto const* level = p ? p->if_contains("level") : nullptr;
-            auto const parsed = level && level->is_string() ? protocol::parse_log_level(level->get_string())
-                                                            : std::nullopt;
+            auto const parsed =
+                level && level->is_string() ? protocol::parse_log_level(level->get_string()) : std::nullopt;
             if (!parsed)
-                return error_for(r.id, protocol::invalid_params("Invalid params: level must be one of debug, info, "
-                                                                "notice, warning, error, critical, alert, "
-                                                                "emergency"));
+                return error_for(r.id,
+                                 protocol::invalid_params("Invalid params: level must be one of debug, info, "
+                                                          "notice, warning, error, critical, alert, "
+                                                          "emergency"));
             session_->threshold->store(static_cast<int>(*parsed));
             return jsonrpc::response{r.id, boost::json::object{}};
         }
@@ -309,18 +365,24 @@ private:
     }
 
     // The response of a listen comes when it ends; an open listen answers nothing now.
-    std::optional<jsonrpc::message> listen(jsonrpc::request const& r, protocol::server_capabilities const& caps) {
+    std::optional<jsonrpc::message> listen(jsonrpc::request const& r,
+                                           protocol::server_capabilities const& caps, writer out) {
+        if (listens_.contains(r.id) || in_flight_.contains(r.id))
+            return error_for(r.id,
+                             protocol::invalid_request("Invalid Request: a request with this id is already "
+                                                       "in flight"));
         auto const* p = r.params.if_object();
         auto const* n = p ? p->if_contains("notifications") : nullptr;
         if (!n || !n->is_object())
             return error_for(r.id, protocol::invalid_params("Invalid params: subscriptions/listen needs a "
-                                                             "notifications object"));
+                                                            "notifications object"));
         auto const& requested = n->get_object();
         auto flag = [&](std::string_view key) {
             auto const* v = requested.if_contains(key);
             return v && v->is_bool() && v->get_bool();
         };
         listen_filter f;
+        f.out = out;
         boost::json::object honoured;
         if (flag("toolsListChanged") && caps.tools_list_changed)
             honoured["toolsListChanged"] = f.tools = true;
@@ -330,13 +392,15 @@ private:
             honoured["resourcesListChanged"] = f.resources = true;
         if (auto const* subs = requested.if_contains("resourceSubscriptions")) {
             if (!subs->is_array())
-                return error_for(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must be "
-                                                                 "an array of URIs"));
+                return error_for(r.id,
+                                 protocol::invalid_params("Invalid params: resourceSubscriptions must be "
+                                                          "an array of URIs"));
             boost::json::array uris;
             for (auto const& u : subs->get_array()) {
                 if (!u.is_string())
-                    return error_for(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must "
-                                                                     "be an array of URIs"));
+                    return error_for(r.id,
+                                     protocol::invalid_params("Invalid params: resourceSubscriptions must "
+                                                              "be an array of URIs"));
                 f.uris.emplace_back(u.get_string());
                 uris.push_back(u);
             }
@@ -350,16 +414,17 @@ private:
         boost::json::object ack{
             {"_meta", boost::json::object{{protocol::meta_key::subscription_id, r.id.to_json()}}},
             {"notifications", std::move(honoured)}};
-        send(jsonrpc::notification{"notifications/subscriptions/acknowledged", std::move(ack)});
+        send(jsonrpc::notification{"notifications/subscriptions/acknowledged", std::move(ack)}, out);
         if (draining_) {
-            end_listen(r.id);
+            end_listen(r.id, out);
             return std::nullopt;
         }
         listens_[r.id] = std::move(f);
         return std::nullopt;
     }
 
-    asio::awaitable<std::optional<jsonrpc::message>> serve(jsonrpc::request r, protocol::admission const& a) {
+    asio::awaitable<std::optional<jsonrpc::message>> serve(jsonrpc::request r, protocol::admission const& a,
+                                                           writer out) {
         auto state = std::make_shared<detail::request_state>();
         state->era = a.era;
         state->version = a.version;
@@ -369,7 +434,9 @@ private:
             state->client_info = a.envelope->client_info;
             state->progress_token = a.envelope->progress_token;
             auto const level = a.envelope->log_level;
-            state->log_threshold = [level] { return level; };
+            state->log_threshold = [level] {
+                return level;
+            };
         } else {
             state->client_capabilities = session_->client_capabilities;
             state->client_info = session_->client_info;
@@ -382,23 +449,25 @@ private:
             state->log_threshold = [threshold = session_->threshold]() -> std::optional<protocol::log_level> {
                 return static_cast<protocol::log_level>(threshold->load());
             };
-            state->request_client = [weak](std::string method, boost::json::value params,
-                                           std::chrono::milliseconds timeout) -> asio::awaitable<peer_result> {
+            state->request_client = [weak,
+                                     out](std::string method, boost::json::value params,
+                                          std::chrono::milliseconds timeout) -> asio::awaitable<peer_result> {
                 auto self = weak.lock();
                 if (!self)
                     co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
-                co_return co_await self->request_client(std::move(method), std::move(params), timeout);
+                co_return co_await self->request_client(std::move(method), std::move(params), timeout, out);
             };
         }
-        state->notify = [weak = weak_from_this(), st = state.get()](jsonrpc::notification n) {
+        state->notify = [weak = weak_from_this(), st = state.get(), out](jsonrpc::notification n) {
             auto self = weak.lock();
             if (!self || st->cancelled.load())
                 return;
-            asio::dispatch(self->strand_, [self, n = std::move(n)] { self->send(n); });
+            asio::dispatch(self->strand_, [self, n = std::move(n), out] { self->send(n, out); });
         };
         if (in_flight_.contains(r.id))
-            co_return error_for(r.id, protocol::invalid_request("Invalid Request: a request with this id is already "
-                                                                "in flight"));
+            co_return error_for(
+                r.id, protocol::invalid_request("Invalid Request: a request with this id is already "
+                                                "in flight"));
         in_flight_[r.id] = state;
 
         request_context ctx(state);
@@ -414,8 +483,8 @@ private:
             log_stderr("handler for " + r.method + " failed with a non-standard exception");
             outcome = protocol::internal_error();
         }
-        // Back on the strand: a plain handler resumed us from the blocking pool.
-        co_await asio::dispatch(strand_, asio::use_awaitable);
+        // Every connection coroutine is spawned on strand_, so even after a plain handler ran on the blocking
+        // pool this continues on the strand.
         in_flight_.erase(r.id);
         if (state->cancelled.load())
             co_return std::nullopt; // a cancelled request gets no answer
@@ -431,7 +500,7 @@ private:
     }
 
     asio::awaitable<peer_result> request_client(std::string method, boost::json::value params,
-                                                std::chrono::milliseconds timeout) {
+                                                std::chrono::milliseconds timeout, writer out) {
         co_await asio::dispatch(strand_, asio::use_awaitable);
         if (draining_ || !session_)
             co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
@@ -440,15 +509,19 @@ private:
             needed && !protocol::declares(session_->client_capabilities, *needed))
             co_return peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
         jsonrpc::request_id const id{next_outbound_id_++};
+        if (timeout <= std::chrono::milliseconds::zero())
+            timeout = options_.client_request_timeout; // the caller left it to the connection
         auto timer = std::make_shared<asio::steady_timer>(strand_, timeout);
         pending_[id] = pending_request{timer, std::nullopt};
-        send(jsonrpc::request{id, std::move(method), std::move(params)});
+        send(jsonrpc::request{id, std::move(method), std::move(params)}, out);
         co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
         auto node = pending_.extract(id);
         if (node.empty() || !node.mapped().outcome) {
             // Tell the client we gave up, so it can stop asking its user (cancellation goes both ways).
             send(jsonrpc::notification{"notifications/cancelled",
-                                       boost::json::object{{"requestId", id.to_json()}, {"reason", "timed out"}}});
+                                       boost::json::object{{"requestId", id.to_json()},
+                                                           {"reason", "timed out"}}},
+                 out);
             co_return peer_failure{make_error_code(peer_errc::timed_out), std::nullopt};
         }
         co_return std::move(*node.mapped().outcome);
@@ -461,19 +534,29 @@ private:
         auto const caps = server_.capabilities();
         auto method = [&]() -> std::string_view {
             switch (e.what) {
-            case kind::tools_changed: return "notifications/tools/list_changed";
-            case kind::prompts_changed: return "notifications/prompts/list_changed";
-            case kind::resources_changed: return "notifications/resources/list_changed";
-            case kind::resource_updated: return "notifications/resources/updated";
+            case kind::tools_changed:
+                return "notifications/tools/list_changed";
+            case kind::prompts_changed:
+                return "notifications/prompts/list_changed";
+            case kind::resources_changed:
+                return "notifications/resources/list_changed";
+            case kind::resource_updated:
+                return "notifications/resources/updated";
             }
             return "";
         }();
         if (session_ && session_->initialized) {
             bool wanted = false;
             switch (e.what) {
-            case kind::tools_changed: wanted = caps.tools_list_changed; break;
-            case kind::prompts_changed: wanted = caps.prompts_list_changed; break;
-            case kind::resources_changed: wanted = caps.resources_list_changed; break;
+            case kind::tools_changed:
+                wanted = caps.tools_list_changed;
+                break;
+            case kind::prompts_changed:
+                wanted = caps.prompts_list_changed;
+                break;
+            case kind::resources_changed:
+                wanted = caps.resources_list_changed;
+                break;
             case kind::resource_updated:
                 for (auto const& s : session_->subscriptions)
                     wanted = wanted || covers(s, e.uri);
@@ -489,9 +572,15 @@ private:
         for (auto const& [id, f] : listens_) {
             bool wanted = false;
             switch (e.what) {
-            case kind::tools_changed: wanted = f.tools; break;
-            case kind::prompts_changed: wanted = f.prompts; break;
-            case kind::resources_changed: wanted = f.resources; break;
+            case kind::tools_changed:
+                wanted = f.tools;
+                break;
+            case kind::prompts_changed:
+                wanted = f.prompts;
+                break;
+            case kind::resources_changed:
+                wanted = f.resources;
+                break;
             case kind::resource_updated:
                 for (auto const& u : f.uris)
                     wanted = wanted || covers(u, e.uri);
@@ -503,7 +592,7 @@ private:
                 {"_meta", boost::json::object{{protocol::meta_key::subscription_id, id.to_json()}}}};
             if (e.what == kind::resource_updated)
                 params["uri"] = e.uri;
-            send(jsonrpc::notification{std::string(method), std::move(params)});
+            send(jsonrpc::notification{std::string(method), std::move(params)}, f.out);
         }
     }
 
@@ -512,6 +601,7 @@ private:
     writer write_;
     connection_options options_;
     std::optional<legacy_session> session_;
+    std::atomic<std::optional<protocol::version>> legacy_version_; ///< session_'s version, readable anywhere
     std::map<jsonrpc::request_id, std::shared_ptr<detail::request_state>> in_flight_;
     std::map<jsonrpc::request_id, listen_filter> listens_;
     std::map<jsonrpc::request_id, pending_request> pending_;
@@ -542,6 +632,17 @@ void connection::finish(std::function<void()> done) {
 }
 void connection::on_server_event(server_event const& e) {
     impl_->on_server_event(e);
+}
+asio::awaitable<connection::handled> connection::async_handle(jsonrpc::request r,
+                                                              protocol::http_facts const* http, writer out) {
+    auto keep = impl_;
+    co_return co_await keep->async_handle(std::move(r), http, std::move(out));
+}
+void connection::cancel_requests() {
+    impl_->cancel_requests();
+}
+std::optional<protocol::version> connection::legacy_version() const {
+    return impl_->legacy_version();
 }
 
 } // namespace duet::server

@@ -14,10 +14,14 @@ public:
     char const* name() const noexcept override { return "duet.server.peer"; }
     std::string message(int ev) const override {
         switch (static_cast<peer_errc>(ev)) {
-        case peer_errc::timed_out: return "the client did not answer in time";
-        case peer_errc::connection_closed: return "the connection to the client closed";
-        case peer_errc::not_in_this_era: return "modern requests cannot send requests to the client";
-        case peer_errc::capability_missing: return "the client did not declare the capability this needs";
+        case peer_errc::timed_out:
+            return "the client did not answer in time";
+        case peer_errc::connection_closed:
+            return "the connection to the client closed";
+        case peer_errc::not_in_this_era:
+            return "modern requests cannot send requests to the client";
+        case peer_errc::capability_missing:
+            return "the client did not declare the capability this needs";
         }
         return "unknown peer error";
     }
@@ -44,7 +48,8 @@ void throw_exception_from_error(peer_failure const& f, boost::source_location co
     boost::throw_exception(std::runtime_error(f.to_string()), loc);
 }
 
-void request_context::report_progress(double progress, std::optional<double> total, std::string_view message) {
+void request_context::report_progress(double progress, std::optional<double> total,
+                                      std::string_view message) {
     if (state_->progress_token.is_null() || state_->cancelled.load())
         return;
     double last = state_->last_progress.load();

@@ -62,7 +62,8 @@ protocol::error_object missing_field(std::string_view key) {
 }
 
 // The arguments checks a JSON Schema's top level can express cheaply: required members and primitive types.
-std::optional<std::string> check_arguments(boost::json::object const& schema, boost::json::object const& args) {
+std::optional<std::string> check_arguments(boost::json::object const& schema,
+                                           boost::json::object const& args) {
     if (auto const* req = schema.if_contains("required"); req && req->is_array())
         for (auto const& r : req->get_array())
             if (r.is_string() && !args.contains(r.get_string()))
@@ -79,9 +80,10 @@ std::optional<std::string> check_arguments(boost::json::object const& schema, bo
         auto const& v = kv.value();
         bool const ok = (t == "string" && v.is_string()) || (t == "boolean" && v.is_bool()) ||
                         (t == "number" && v.is_number()) ||
-                        (t == "integer" && (v.is_int64() || v.is_uint64() ||
-                                            (v.is_double() && v.get_double() == static_cast<double>(
-                                                                                   static_cast<long long>(v.get_double()))))) ||
+                        (t == "integer" &&
+                         (v.is_int64() || v.is_uint64() ||
+                          (v.is_double() &&
+                           v.get_double() == static_cast<double>(static_cast<long long>(v.get_double()))))) ||
                         (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
                         (t == "null" && v.is_null());
         if (!ok)
@@ -268,7 +270,8 @@ protocol::server_capabilities server::capabilities() const {
     c.resources_list_changed = c.resources;
     c.resources_subscribe = c.resources;
     c.logging = true;
-    bool completes = std::any_of(prompts_.begin(), prompts_.end(), [](auto const& p) { return bool(p.second->complete); }) ||
+    bool completes = std::any_of(prompts_.begin(), prompts_.end(),
+                                 [](auto const& p) { return bool(p.second->complete); }) ||
                      std::any_of(templates_.begin(), templates_.end(),
                                  [](auto const& t) { return bool(t.second->complete); });
     c.completions = completes;
@@ -318,7 +321,9 @@ serve_result server::list(method_id method, boost::json::value const& params) co
     served s;
     auto const n = options_.page_size ? options_.page_size : 100;
     switch (method) {
-    case method_id::tools_list: s = page_of(tools_, after, n, "tools", [](tool const& t) { return t.to_json(); }); break;
+    case method_id::tools_list:
+        s = page_of(tools_, after, n, "tools", [](tool const& t) { return t.to_json(); });
+        break;
     case method_id::prompts_list:
         s = page_of(prompts_, after, n, "prompts", [](prompt const& p) { return p.to_json(); });
         break;
@@ -326,14 +331,16 @@ serve_result server::list(method_id method, boost::json::value const& params) co
         s = page_of(resources_, after, n, "resources", [](resource const& r) { return r.to_json(); });
         break;
     default:
-        s = page_of(templates_, after, n, "resourceTemplates", [](resource_template const& t) { return t.to_json(); });
+        s = page_of(templates_, after, n, "resourceTemplates",
+                    [](resource_template const& t) { return t.to_json(); });
         break;
     }
     s.hints = hints_for(method);
     return s;
 }
 
-boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params, request_context& ctx) {
+boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params,
+                                                       request_context& ctx) {
     auto const name = string_field(params, "name");
     if (!name)
         co_return missing_field("name");
@@ -408,7 +415,8 @@ serve_result server::get_prompt(boost::json::value const& params, request_contex
             p = it->second;
     }
     if (!p)
-        return protocol::invalid_params("Unknown prompt: " + std::string(*name), boost::json::object{{"name", *name}});
+        return protocol::invalid_params("Unknown prompt: " + std::string(*name),
+                                        boost::json::object{{"name", *name}});
     std::map<std::string, std::string> args;
     if (auto const* a = params.get_object().if_contains("arguments"); a && !a->is_null()) {
         if (!a->is_object())
@@ -422,8 +430,8 @@ serve_result server::get_prompt(boost::json::value const& params, request_contex
     }
     for (auto const& declared : p->arguments)
         if (declared.required && !args.contains(declared.name))
-            return protocol::invalid_params("Invalid params: missing required prompt argument \"" + declared.name +
-                                            "\"");
+            return protocol::invalid_params("Invalid params: missing required prompt argument \"" +
+                                            declared.name + "\"");
     return served{p->get(args, ctx).to_json(), {}};
 }
 
@@ -458,7 +466,8 @@ serve_result server::complete(boost::json::value const& params) const {
             auto const uri = string_field(*ref, "uri");
             auto it = uri ? templates_.find(std::string(*uri)) : templates_.end();
             if (it == templates_.end())
-                return protocol::invalid_params("Unknown resource template: " + std::string(uri.value_or("")));
+                return protocol::invalid_params("Unknown resource template: " +
+                                                std::string(uri.value_or("")));
             handler = it->second->complete;
         } else {
             return protocol::invalid_params("Invalid params: ref.type must be ref/prompt or ref/resource");
@@ -484,16 +493,23 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
     if (!p.is_object())
         co_return protocol::invalid_params("Invalid params: params must be an object");
     switch (method) {
-    case method_id::server_discover: co_return discover();
+    case method_id::server_discover:
+        co_return discover();
     case method_id::tools_list:
     case method_id::prompts_list:
     case method_id::resources_list:
-    case method_id::resources_templates_list: co_return list(method, p);
-    case method_id::tools_call: co_return co_await call_tool(p, ctx);
-    case method_id::resources_read: co_return read_resource(p, ctx);
-    case method_id::prompts_get: co_return get_prompt(p, ctx);
-    case method_id::completion_complete: co_return complete(p);
-    default: co_return protocol::method_not_found(protocol::info(method).name, "not served here");
+    case method_id::resources_templates_list:
+        co_return list(method, p);
+    case method_id::tools_call:
+        co_return co_await call_tool(p, ctx);
+    case method_id::resources_read:
+        co_return read_resource(p, ctx);
+    case method_id::prompts_get:
+        co_return get_prompt(p, ctx);
+    case method_id::completion_complete:
+        co_return complete(p);
+    default:
+        co_return protocol::method_not_found(protocol::info(method).name, "not served here");
     }
 }
 

@@ -4,6 +4,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -13,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 namespace duet::transport {
 
@@ -144,9 +144,8 @@ int serve_stdio(server::server& srv, stdio_options const& options) {
 
     server::connection_options copts;
     copts.limits.max_bytes = options.max_line_bytes;
-    auto conn =
-        server::connection::create(srv, io.get_executor(), [&writer](std::string line) { writer.push(std::move(line)); },
-                                   copts);
+    auto conn = server::connection::create(
+        srv, io.get_executor(), [&writer](std::string line) { writer.push(std::move(line)); }, copts);
 
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < std::max<std::size_t>(1, options.io_threads); ++i)

@@ -8,20 +8,24 @@
 //
 //     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
 //     conn->receive(line);                  // every inbound frame, in order
-//     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then done
+//     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then
+//     done
 //
 // @par Thread safety
-// receive(), receive_oversized(), finish() and on_server_event() may be called from any thread; all state lives
-// on the connection's strand. The writer is called from that strand only, one message at a time, in order.
+// receive(), receive_oversized(), finish() and on_server_event() may be called from any thread; all state
+// lives on the connection's strand. The writer is called from that strand only, one message at a time, in
+// order.
 #pragma once
 
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/server/server.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace duet::server {
@@ -37,19 +41,38 @@ public:
     /// Delivers one serialized message (no trailing newline).
     using writer = std::function<void(std::string)>;
 
-    [[nodiscard]] static std::shared_ptr<connection> create(server& srv, boost::asio::any_io_executor executor,
-                                                            writer write, connection_options options = {});
+    [[nodiscard]] static std::shared_ptr<connection>
+    create(server& srv, boost::asio::any_io_executor executor, writer write, connection_options options = {});
     ~connection() override;
 
     /// One inbound frame (a line of stdio, without its newline).
     void receive(std::string frame);
     /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.
     void receive_oversized();
-    /// End of input: no more frames. In-flight requests finish, open listens end with their result, requests to
-    /// the client fail with connection_closed; then `done` runs (once).
+    /// End of input: no more frames. In-flight requests finish, open listens end with their result, requests
+    /// to the client fail with connection_closed; then `done` runs (once).
     void finish(std::function<void()> done);
 
     void on_server_event(server_event const& e) override;
+
+    /// The answer to one request served by async_handle(), and the HTTP status that carries it.
+    struct handled {
+        std::optional<jsonrpc::message> reply; ///< empty: nothing owed now (cancelled, or an open listen)
+        unsigned http_status = 200;
+    };
+
+    /// Serves one request whose answer the caller delivers (HTTP: on the POST that carried it). `http` holds
+    /// the request's HTTP facts for admission (null: none). Messages that belong to this request (progress,
+    /// logs, a listen's notifications and its final result, legacy requests to the client) go to `out` (null:
+    /// the connection's writer).
+    [[nodiscard]] boost::asio::awaitable<handled> async_handle(jsonrpc::request r,
+                                                               protocol::http_facts const* http, writer out);
+
+    /// Marks every running request cancelled and ends every listen silently (HTTP: the client went away).
+    void cancel_requests();
+
+    /// The negotiated version once a legacy session is open on this connection.
+    [[nodiscard]] std::optional<protocol::version> legacy_version() const;
 
     class impl;
 

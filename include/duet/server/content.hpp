@@ -5,8 +5,8 @@
 // older legacy versions.
 //
 //     return tool_result::text("42");
-//     return tool_result::error("state must be a two-letter code");     // isError: true, not a protocol error
-//     tool_result r; r.content.push_back(image_content(png_b64, "image/png"));
+//     return tool_result::error("state must be a two-letter code");     // isError: true, not a protocol
+//     error tool_result r; r.content.push_back(image_content(png_b64, "image/png"));
 #pragma once
 
 #include <boost/json/array.hpp>
@@ -27,7 +27,8 @@ namespace duet::server {
 [[nodiscard]] boost::json::object blob_resource_contents(std::string_view uri, std::string_view base64_blob,
                                                          std::string_view mime_type);
 
-/// The result of tools/call. A failure of the tool itself is a result with `is_error`, never a protocol error.
+/// The result of tools/call. A failure of the tool itself is a result with `is_error`, never a protocol
+/// error.
 struct tool_result {
     boost::json::array content;
     boost::json::value structured; ///< `structuredContent`; null when absent

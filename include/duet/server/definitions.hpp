@@ -4,8 +4,8 @@
 // templates and prompts. Fields map one-to-one to the wire (DIGEST §12); empty optional fields are left out.
 //
 //     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
-//                          .input_schema = {{"type","object"}, {"properties", {{"text", {{"type","string"}}}}}},
-//                          .handler = echo});
+//                          .input_schema = {{"type","object"}, {"properties", {{"text",
+//                          {{"type","string"}}}}}}, .handler = echo});
 #pragma once
 
 #include <duet/protocol/param_headers.hpp>
@@ -27,8 +27,8 @@
 namespace duet::server {
 
 /// A coroutine tool handler. Plain functions are accepted by server::add_tool and run off the I/O threads.
-using tool_handler =
-    std::function<boost::asio::awaitable<tool_result>(boost::json::object const& arguments, request_context& ctx)>;
+using tool_handler = std::function<boost::asio::awaitable<tool_result>(boost::json::object const& arguments,
+                                                                       request_context& ctx)>;
 
 struct tool {
     std::string name;
@@ -95,7 +95,8 @@ struct prompt {
     std::string description;
     std::vector<prompt_argument> arguments;
     boost::json::array icons;
-    std::function<prompt_result(std::map<std::string, std::string> const& arguments, request_context& ctx)> get;
+    std::function<prompt_result(std::map<std::string, std::string> const& arguments, request_context& ctx)>
+        get;
     completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
 
     [[nodiscard]] boost::json::object to_json() const;

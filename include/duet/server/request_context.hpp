@@ -1,8 +1,8 @@
 // File: duet/server/request_context.hpp
 //
 // What a handler knows and can do while it serves one request, the same in both eras: the era and version,
-// the client's capabilities and info *for this request*, progress, logging, cancellation, and (legacy sessions)
-// requests to the client.
+// the client's capabilities and info *for this request*, progress, logging, cancellation, and (legacy
+// sessions) requests to the client.
 //
 //     tool_result slow(boost::json::object const&, request_context& ctx) {
 //         for(int i = 0; i < 10 && !ctx.cancelled(); ++i) { work(); ctx.report_progress(i + 1, 10); }
@@ -37,7 +37,7 @@ namespace duet::server {
 
 /// Why a request to the client produced no result.
 struct peer_failure {
-    boost::system::error_code local;            ///< timeout, closed connection, not available in this era
+    boost::system::error_code local;             ///< timeout, closed connection, not available in this era
     std::optional<jsonrpc::error_object> remote; ///< the client's JSON-RPC error, when it answered with one
 
     [[nodiscard]] std::string to_string() const;
@@ -49,10 +49,10 @@ using peer_result = boost::system::result<boost::json::value, peer_failure>;
 
 /// Local reasons a request to the client fails.
 enum class peer_errc {
-    timed_out = 1,        ///< no answer before the deadline
-    connection_closed,    ///< the connection ended before the answer
-    not_in_this_era,      ///< modern requests cannot carry server-to-client requests
-    capability_missing,   ///< the client did not declare the capability this request needs
+    timed_out = 1,      ///< no answer before the deadline
+    connection_closed,  ///< the connection ended before the answer
+    not_in_this_era,    ///< modern requests cannot carry server-to-client requests
+    capability_missing, ///< the client did not declare the capability this request needs
 };
 [[nodiscard]] boost::system::error_category const& peer_category() noexcept;
 [[nodiscard]] boost::system::error_code make_error_code(peer_errc e) noexcept;
@@ -73,7 +73,8 @@ struct request_state {
     /// Thread-safe: delivers a notification related to this request.
     std::function<void(jsonrpc::notification)> notify;
     /// Legacy only: sends a request to the client and awaits its answer.
-    std::function<boost::asio::awaitable<peer_result>(std::string, boost::json::value, std::chrono::milliseconds)>
+    std::function<boost::asio::awaitable<peer_result>(std::string, boost::json::value,
+                                                      std::chrono::milliseconds)>
         request_client;
     std::atomic<double> last_progress{-1.0};
 };
@@ -82,7 +83,8 @@ struct request_state {
 
 class request_context {
 public:
-    explicit request_context(std::shared_ptr<detail::request_state> state) noexcept : state_(std::move(state)) {}
+    explicit request_context(std::shared_ptr<detail::request_state> state) noexcept
+        : state_(std::move(state)) {}
 
     [[nodiscard]] protocol::era era() const noexcept { return state_->era; }
     [[nodiscard]] protocol::version version() const noexcept { return state_->version; }
@@ -104,17 +106,22 @@ public:
 
     /// Sends notifications/progress when the client asked for progress (a `progressToken`). Values must
     /// increase; a value not above the last one is dropped.
-    void report_progress(double progress, std::optional<double> total = std::nullopt, std::string_view message = {});
+    void report_progress(double progress, std::optional<double> total = std::nullopt,
+                         std::string_view message = {});
 
     /// Sends notifications/message when the level passes the threshold: the session's `logging/setLevel`
     /// (legacy), or the request's `logLevel` (modern; none when absent).
     void log(protocol::log_level level, boost::json::value data, std::string_view logger = {});
 
+    /// Pass named values, not temporaries: GCC 12 can destroy a temporary argument of a coroutine before the
+    /// coroutine has copied it.
+    ///
     /// Legacy sessions: sends `method` to the client and awaits the answer (elicitation/create,
-    /// sampling/createMessage, roots/list, ping). Modern requests get peer_errc::not_in_this_era.
+    /// sampling/createMessage, roots/list, ping). Modern requests get peer_errc::not_in_this_era. A zero
+    /// `timeout` uses the connection's default (connection_options::client_request_timeout).
     [[nodiscard]] boost::asio::awaitable<peer_result>
     async_request_client(std::string method, boost::json::value params,
-                         std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
 
 private:
     std::shared_ptr<detail::request_state> state_;

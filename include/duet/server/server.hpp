@@ -122,10 +122,10 @@ public:
     /// definition (empty name, inputSchema without type "object", invalid x-mcp-header annotations).
     void add_tool(tool t);
 
-    /// Registers a tool whose handler is a plain function `tool_result(json::object const&, request_context&)`;
-    /// it runs on the blocking pool so it never stalls the I/O threads.
+    /// Registers a tool whose handler is a plain function `tool_result(json::object const&,
+    /// request_context&)`; it runs on the blocking pool so it never stalls the I/O threads.
     template<class F>
-        requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
+    requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
     void add_tool(tool t, F f) {
         t.handler = offload([f = std::move(f)](boost::json::object const& args, request_context& ctx) {
             return f(args, ctx);
@@ -136,9 +136,9 @@ public:
     /// Registers a tool whose handler is a coroutine `awaitable<tool_result>(json::object const&,
     /// request_context&)`; it runs on the connection's executor and must not block.
     template<class F>
-        requires std::is_invocable_r_v<boost::asio::awaitable<tool_result>, F, boost::json::object const&,
-                                       request_context&>
-    void add_tool(tool t, F f) {
+    requires std::is_invocable_r_v<boost::asio::awaitable<tool_result>, F, boost::json::object const&,
+                                   request_context&> void
+    add_tool(tool t, F f) {
         t.handler = std::move(f);
         add_tool(std::move(t));
     }
@@ -169,12 +169,13 @@ public:
     /// Capabilities derived from what is registered.
     [[nodiscard]] protocol::server_capabilities capabilities() const;
     /// The x-mcp-header bindings of each tool, for HTTP header admission.
-    [[nodiscard]] protocol::param_header_lookup const& param_header_lookup() const noexcept { return lookup_; }
+    [[nodiscard]] protocol::param_header_lookup const& param_header_lookup() const noexcept {
+        return lookup_;
+    }
 
     /// Serves a method that needs no session: discover, lists, reads, gets, calls, completion.
-    [[nodiscard]] boost::asio::awaitable<serve_result> async_serve(protocol::method_id method,
-                                                                   boost::json::value const& params,
-                                                                   request_context& ctx);
+    [[nodiscard]] boost::asio::awaitable<serve_result>
+    async_serve(protocol::method_id method, boost::json::value const& params, request_context& ctx);
 
     /// The InitializeResult for a negotiated legacy version (shaped for it).
     [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
@@ -191,11 +192,17 @@ private:
     tool_handler offload(F f) {
         return [this, f = std::move(f)](boost::json::object const& args,
                                         request_context& ctx) -> boost::asio::awaitable<tool_result> {
-            // Copies travel to the pool: the caller's frame stays alive until the pool's coroutine completes.
-            co_return co_await boost::asio::co_spawn(
-                pool_, [&]() -> boost::asio::awaitable<tool_result> { co_return f(args, ctx); },
-                boost::asio::use_awaitable);
+            // The references stay valid: this frame lives until the pool's coroutine completes.
+            co_return co_await boost::asio::co_spawn(pool_, run_blocking(f, args, ctx),
+                                                     boost::asio::use_awaitable);
         };
+    }
+
+    // A named coroutine rather than a capturing lambda, whose closure co_spawn may move after starting it.
+    template<class F>
+    static boost::asio::awaitable<tool_result> run_blocking(F const& f, boost::json::object const& args,
+                                                            request_context& ctx) {
+        co_return f(args, ctx);
     }
 
     void announce(server_event const& e);
@@ -227,9 +234,9 @@ template<class In, class F>
 void server::add_typed_tool(tool t, F f) {
     using traits = detail::callable_traits<F>;
     using raw_result = typename traits::result;
-    using out_type = typename std::conditional_t<detail::is_awaitable<raw_result>::value,
-                                                 detail::is_awaitable<raw_result>,
-                                                 std::type_identity<raw_result>>::type;
+    using out_type =
+        typename std::conditional_t<detail::is_awaitable<raw_result>::value, detail::is_awaitable<raw_result>,
+                                    std::type_identity<raw_result>>::type;
     static_assert(schema::detail::is_described_struct<In>, "add_typed_tool: In must be a described struct");
 
     auto described = schema::schema_of<In>();
@@ -240,7 +247,8 @@ void server::add_typed_tool(tool t, F f) {
             auto* p = props.if_contains(kv.key());
             if (!p)
                 throw std::invalid_argument("tool " + t.name + ": input_schema describes \"" +
-                                            std::string(kv.key()) + "\", which is not a member of the arguments");
+                                            std::string(kv.key()) +
+                                            "\", which is not a member of the arguments");
             if (auto const* extra = kv.value().if_object())
                 for (auto const& e : *extra)
                     p->as_object()[e.key()] = e.value();
@@ -258,7 +266,9 @@ void server::add_typed_tool(tool t, F f) {
         else
             return tool_result::structured_value(schema::encode(out));
     };
-    auto call = [f = std::move(f), to_result](In const& in, request_context& ctx) -> raw_result { return f(in, ctx); };
+    auto call = [f = std::move(f), to_result](In const& in, request_context& ctx) -> raw_result {
+        return f(in, ctx);
+    };
 
     if constexpr (detail::is_awaitable<raw_result>::value) {
         t.handler = [call, to_result](boost::json::object const& args,
@@ -266,7 +276,8 @@ void server::add_typed_tool(tool t, F f) {
             auto in = schema::decode<In>(args);
             if (!in)
                 co_return tool_result::error("Invalid arguments: " + in.error().to_string());
-            co_return to_result(co_await call(*in, ctx));
+            auto out = co_await call(*in, ctx);
+            co_return to_result(std::move(out));
         };
         add_tool(std::move(t));
     } else {

@@ -16,8 +16,8 @@
 
 namespace duet::server {
 
-[[nodiscard]] std::optional<std::map<std::string, std::string>> match_uri_template(std::string_view uri_template,
-                                                                                   std::string_view uri);
+[[nodiscard]] std::optional<std::map<std::string, std::string>>
+match_uri_template(std::string_view uri_template, std::string_view uri);
 
 /// The variable names of a template, in order of appearance.
 [[nodiscard]] std::vector<std::string> uri_template_variables(std::string_view uri_template);

@@ -1,9 +1,9 @@
 // File: duet/transport/stdio.hpp
 //
-// The stdio transport (DIGEST §10): newline-delimited UTF-8 JSON-RPC on stdin/stdout, both eras on one process.
-// Requests are handled concurrently (a slow tool never blocks a fast one), writes are serialized, only MCP
-// messages reach stdout, a line over the size bound is answered -32600 and skipped, and end of input lets
-// in-flight requests finish before serve_stdio() returns.
+// The stdio transport (DIGEST §10): newline-delimited UTF-8 JSON-RPC on stdin/stdout, both eras on one
+// process. Requests are handled concurrently (a slow tool never blocks a fast one), writes are serialized,
+// only MCP messages reach stdout, a line over the size bound is answered -32600 and skipped, and end of input
+// lets in-flight requests finish before serve_stdio() returns.
 //
 //     duet::server::server srv(...);
 //     return duet::transport::serve_stdio(srv);     // exit code for main()

@@ -71,7 +71,7 @@ struct is_string_map<std::map<std::string, T, C, A>> : std::true_type {};
 
 template<class T>
 constexpr bool is_described_struct =
-    boost::describe::has_describe_members<T>::value && std::is_class_v<T> && !std::is_union_v<T>;
+    boost::describe::has_describe_members<T>::value&& std::is_class_v<T> && !std::is_union_v<T>;
 
 template<class T>
 constexpr bool is_described_enum = boost::describe::has_describe_enumerators<T>::value;
@@ -130,16 +130,20 @@ template<class T>
             s["required"] = std::move(required);
         return s;
     } else {
-        static_assert(always_false<T>, "duet::schema: this type has no JSON Schema mapping; use a supported type "
-                                       "or describe it with BOOST_DESCRIBE_STRUCT / BOOST_DESCRIBE_ENUM");
+        static_assert(always_false<T>,
+                      "duet::schema: this type has no JSON Schema mapping; use a supported type "
+                      "or describe it with BOOST_DESCRIBE_STRUCT / BOOST_DESCRIBE_ENUM");
     }
 }
 
 /// Reads a T from JSON. Never throws on bad input; unknown object members are ignored.
 template<class T>
-[[nodiscard]] boost::system::result<T, decode_error> decode(boost::json::value const& v, std::string const& path = {}) {
+[[nodiscard]] boost::system::result<T, decode_error> decode(boost::json::value const& v,
+                                                            std::string const& path = {}) {
     using namespace detail;
-    auto fail = [&](std::string message) { return decode_error{path, std::move(message)}; };
+    auto fail = [&](std::string message) {
+        return decode_error{path, std::move(message)};
+    };
     if constexpr (std::is_same_v<T, bool>) {
         if (!v.is_bool())
             return fail("expected a boolean");

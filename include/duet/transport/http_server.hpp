@@ -1,0 +1,82 @@
+// File: duet/transport/http_server.hpp
+//
+// Streamable HTTP (DIGEST §9) for both eras on one endpoint, on Boost.Beast. A POST whose body claims a
+// protocol version in `_meta` is modern and served statelessly (JSON, or SSE when the handler streams
+// notifications, and always for subscriptions/listen); `initialize` opens a legacy session
+// (`Mcp-Session-Id`), which later POSTs, GET (its standalone SSE stream, resumable with `Last-Event-ID`) and
+// DELETE continue. The era is decided by protocol::admit, never here; this file maps its verdicts to HTTP.
+//
+//     duet::transport::http_options opts{.port = 0};
+//     duet::transport::http_server http(srv, opts);
+//     if(auto ec = http.listen()) ...;            // binds; http.url() names the endpoint
+//     http.run();                                  // serves until SIGINT/SIGTERM, then drains
+//
+// @par Safety
+// Binds 127.0.0.1 by default; rejects foreign `Origin`/`Host` headers (403, DNS-rebinding protection); bounds
+// bodies (413), headers (431), sessions, listen streams (503) and idle time before any JSON is parsed;
+// optional static bearer token (401 with `WWW-Authenticate`).
+#pragma once
+
+#include <duet/server/server.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace duet::transport {
+
+struct http_options {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 8750; ///< 0 picks a free port
+    std::string path = "/mcp";
+    std::size_t io_threads = 2;
+    std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_header_bytes = 16 * 1024;
+    std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
+    std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
+    std::size_t max_sessions = 10000;
+    std::chrono::milliseconds session_expiry = std::chrono::hours(1);
+    std::size_t max_listen_streams = 1000;
+    std::size_t replay_events = 256; ///< per legacy session, for Last-Event-ID resumption
+    std::chrono::milliseconds keepalive = std::chrono::seconds(15);
+    std::chrono::milliseconds drain_deadline = std::chrono::seconds(10);
+    /// Origins allowed besides loopback ones (e.g. "https://app.example"); Host names likewise.
+    std::vector<std::string> allowed_origins;
+    std::vector<std::string> allowed_hosts;
+    /// When set, every request needs `Authorization: Bearer <token>`.
+    std::optional<std::string> bearer_token;
+};
+
+class http_server {
+public:
+    http_server(server::server& srv, http_options options);
+    ~http_server();
+    http_server(http_server const&) = delete;
+    http_server& operator=(http_server const&) = delete;
+
+    /// Binds and listens. On success url() and port() are known.
+    [[nodiscard]] boost::system::error_code listen();
+    [[nodiscard]] std::uint16_t port() const noexcept;
+    /// "http://127.0.0.1:PORT/mcp"
+    [[nodiscard]] std::string url() const;
+
+    /// Serves on io_threads threads until stop() or SIGINT/SIGTERM, then drains: stops accepting, lets
+    /// in-flight requests finish within drain_deadline, ends streams with their final messages, and returns.
+    void run();
+    /// Starts the drain from any thread.
+    void stop();
+
+    class impl;
+
+private:
+    std::shared_ptr<impl> impl_;
+};
+
+} // namespace duet::transport
