@@ -98,14 +98,15 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                   [](json::object const&, request_context& ctx) -> boost::asio::awaitable<tool_result> {
                       if (!ctx.declares(protocol::client_capability::elicitation_form))
                           co_return tool_result::error("This tool needs a client that supports elicitation");
-                      json::object params{{"message", "What is your name?"},
-                                          {"requestedSchema",
-                                           {{"type", "object"},
-                                            {"properties", {{"name", {{"type", "string"}}}}},
-                                            {"required", json::array{"name"}}}}};
-                      std::string method =
-                          "elicitation/create"; // named: see the note on coroutine arguments in server.hpp
-                      auto answer = co_await ctx.async_request_client(std::move(method), std::move(params));
+                      // Legacy sessions get a real elicitation/create request; modern clients an
+                      // input_required round.
+                      input_request question{"name", "elicitation/create",
+                                             json::object{{"message", "What is your name?"},
+                                                          {"requestedSchema",
+                                                           {{"type", "object"},
+                                                            {"properties", {{"name", {{"type", "string"}}}}},
+                                                            {"required", json::array{"name"}}}}}};
+                      auto answer = co_await ctx.async_input(std::move(question));
                       if (!answer)
                           co_return tool_result::error("No answer: " + answer.error().to_string());
                       auto const* o = answer->if_object();

@@ -437,6 +437,11 @@ private:
             state->log_threshold = [level] {
                 return level;
             };
+            if (a.method->may_require_input) {
+                state->input_rounds = true;
+                if (auto e = restore_input(r, *state))
+                    co_return error_for(r.id, std::move(*e));
+            }
         } else {
             state->client_capabilities = session_->client_capabilities;
             state->client_info = session_->client_info;
@@ -474,6 +479,8 @@ private:
         serve_result outcome = protocol::internal_error();
         try {
             outcome = co_await server_.async_serve(a.method->id, r.params, ctx);
+        } catch (detail::input_required_signal const&) {
+            outcome = input_required(r, *state);
         } catch (protocol_error const& e) {
             outcome = e.error();
         } catch (std::exception const& e) {
@@ -497,6 +504,47 @@ private:
                                           .hints = s.hints,
                                           .server_info = &server_.server_info()});
         co_return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
+    }
+
+    // A modern retry: the sealed state of earlier rounds, plus the answers to what the last round asked.
+    std::optional<protocol::error_object> restore_input(jsonrpc::request const& r,
+                                                        detail::request_state& state) {
+        auto const& p = r.params.get_object();
+        if (auto const* token = p.if_contains("requestState")) {
+            if (!token->is_string())
+                return protocol::invalid_params("Invalid params: requestState must be a string");
+            auto opened = server_.sealer().open(token->get_string(), r.method, r.params,
+                                                std::chrono::system_clock::now());
+            if (!opened)
+                return protocol::invalid_params("Invalid params: " + opened.error().message);
+            state.input = std::move(*opened);
+        }
+        if (auto const* responses = p.if_contains("inputResponses")) {
+            if (!responses->is_object())
+                return protocol::invalid_params("Invalid params: inputResponses must be an object");
+            // Only answers to what was asked count; unknown keys are ignored (DIGEST §4).
+            for (auto const& key : state.input.pending)
+                if (key.is_string())
+                    if (auto const* answer = responses->get_object().if_contains(key.get_string()))
+                        state.input.answers[key.get_string()] = *answer;
+        }
+        state.input.pending.clear();
+        return std::nullopt;
+    }
+
+    // The InputRequiredResult of a round that asked for input: its questions, and everything the next retry
+    // needs, sealed.
+    served input_required(jsonrpc::request const& r, detail::request_state& state) {
+        input_state next = state.input;
+        next.pending.clear();
+        for (auto const& kv : state.asked)
+            next.pending.emplace_back(kv.key());
+        auto const expiry = std::chrono::system_clock::now() + server_.options().request_state_ttl;
+        served s;
+        s.result["resultType"] = "input_required";
+        s.result["inputRequests"] = state.asked;
+        s.result["requestState"] = server_.sealer().seal(r.method, r.params, next, expiry);
+        return s;
     }
 
     asio::awaitable<peer_result> request_client(std::string method, boost::json::value params,

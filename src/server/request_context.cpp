@@ -1,4 +1,6 @@
+#include <duet/protocol/errors.hpp>
 #include <duet/protocol/meta_keys.hpp>
+#include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
 
 #include <boost/throw_exception.hpp>
@@ -83,6 +85,115 @@ boost::asio::awaitable<peer_result> request_context::async_request_client(std::s
     if (state_->era == protocol::era::modern || !state_->request_client)
         co_return peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt};
     co_return co_await state_->request_client(std::move(method), std::move(params), timeout);
+}
+
+} // namespace duet::server
+
+namespace duet::server {
+
+namespace {
+
+std::optional<protocol::client_capability> capability_of(input_request const& r) {
+    if (r.method == "elicitation/create") {
+        auto const* p = r.params.if_object();
+        auto const* mode = p ? p->if_contains("mode") : nullptr;
+        bool const url = mode && mode->is_string() && mode->get_string() == "url";
+        return url ? protocol::client_capability::elicitation_url
+                   : protocol::client_capability::elicitation_form;
+    }
+    if (r.method == "sampling/createMessage")
+        return protocol::client_capability::sampling;
+    if (r.method == "roots/list")
+        return protocol::client_capability::roots;
+    return std::nullopt;
+}
+
+// Whether a client's answer has the shape its method's result must have (ElicitResult, CreateMessageResult,
+// ListRootsResult); a garbage answer is the client's error, not a reason to ask again.
+bool well_formed_answer(std::string_view method, boost::json::value const& v) {
+    auto const* o = v.if_object();
+    if (!o)
+        return false;
+    auto is_string = [&](std::string_view k) {
+        return o->contains(k) && o->at(k).is_string();
+    };
+    if (method == "elicitation/create") {
+        if (!is_string("action"))
+            return false;
+        auto const a = o->at("action").get_string();
+        if (a != "accept" && a != "decline" && a != "cancel")
+            return false;
+        return !o->contains("content") || o->at("content").is_object();
+    }
+    if (method == "sampling/createMessage")
+        return is_string("role") && is_string("model") && o->contains("content") &&
+               (o->at("content").is_object() || o->at("content").is_array());
+    if (method == "roots/list")
+        return o->contains("roots") && o->at("roots").is_array();
+    return true;
+}
+
+} // namespace
+
+boost::asio::awaitable<peer_result> request_context::async_input(input_request request) {
+    std::vector<input_request> one;
+    one.push_back(std::move(request));
+    auto results = co_await async_inputs(std::move(one));
+    co_return std::move(results.front());
+}
+
+boost::asio::awaitable<std::vector<peer_result>>
+request_context::async_inputs(std::vector<input_request> requests) {
+    std::vector<peer_result> results;
+    results.reserve(requests.size());
+    auto const missing = [] {
+        return peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
+    };
+    auto& st = *state_;
+
+    if (st.era == protocol::era::legacy) {
+        for (auto& r : requests) {
+            if (auto c = capability_of(r); c && !declares(*c)) {
+                results.emplace_back(missing());
+                continue;
+            }
+            auto answer = co_await async_request_client(std::move(r.method), std::move(r.params));
+            results.push_back(std::move(answer));
+        }
+        co_return results;
+    }
+    if (!st.input_rounds) {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            results.emplace_back(peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt});
+        co_return results;
+    }
+    for (auto& r : requests) {
+        if (auto c = capability_of(r); c && !declares(*c)) {
+            results.emplace_back(missing());
+            continue;
+        }
+        if (auto const* answer = st.input.answers.if_contains(r.key)) {
+            if (!well_formed_answer(r.method, *answer))
+                throw protocol_error(protocol::invalid_params("Invalid params: inputResponses[\"" + r.key +
+                                                                  "\"] is not a valid result of " + r.method,
+                                                              boost::json::object{{"key", r.key}}));
+            results.emplace_back(*answer);
+            continue;
+        }
+        boost::json::object ask{{"method", r.method}};
+        if (!r.params.is_null())
+            ask["params"] = std::move(r.params);
+        st.asked[r.key] = std::move(ask);
+        results.emplace_back(peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt});
+    }
+    if (!st.asked.empty())
+        throw detail::input_required_signal{};
+    co_return results;
+}
+
+void request_context::require(protocol::client_capability c) const {
+    if (!declares(c))
+        throw protocol_error(protocol::missing_required_client_capability(protocol::requirement(c)));
 }
 
 } // namespace duet::server

@@ -126,7 +126,7 @@ boost::json::object implementation_info::to_json() const {
 
 server::server(server_options options)
     : options_(std::move(options)), server_info_(options_.info.to_json()),
-      pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
+      sealer_(options_.request_state_key), pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
     lookup_ = [this](std::string_view tool_name) -> std::span<protocol::param_header const> {
         std::shared_lock lock(mutex_);
         auto it = param_headers_.find(std::string(tool_name));

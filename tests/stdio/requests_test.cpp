@@ -190,7 +190,7 @@ TEST(StdioElicitation, LegacyRoundTripThroughTheClient) {
 }
 
 // Only what the client declared may be asked of it: no elicitation capability, no request, an isError result.
-TEST(StdioElicitation, ClientWithoutElicitationGetsToolErrorAndNoRequest) {
+TEST(StdioElicitation, ClientWithoutElicitationGetsToolErrorAndNoServerRequest) {
     stdio_client c;
     c.send(initialize_request(1, "2025-11-25"));
     result_of(c.response(1));
@@ -198,9 +198,11 @@ TEST(StdioElicitation, ClientWithoutElicitationGetsToolErrorAndNoRequest) {
     c.send(legacy_request(2, "tools/call", call_params("ask_name")));
     auto const r = result_of(c.response(2));
     EXPECT_TRUE(is_error_result(r)) << json::value(r);
-    // A modern request can never receive a server-to-client request either.
+    // A modern request never receives a server-to-client request: it gets an input_required round instead.
     c.send(modern_request(3, "tools/call", call_params("ask_name"), {{"elicitation", json::object{}}}));
-    EXPECT_TRUE(is_error_result(result_of(c.response(3))));
+    auto const round = result_of(c.response(3));
+    EXPECT_EQ(round.at("resultType"), "input_required") << json::value(round);
+    EXPECT_TRUE(round.at("inputRequests").as_object().contains("name"));
     EXPECT_EQ(c.finish(), 0);
     for (auto const& m : c.messages())
         EXPECT_FALSE(m.as_object().contains("method") && m.as_object().contains("id"))

@@ -300,7 +300,13 @@ std::size_t transcript::expect_schema_valid(schema_validator& validator) const {
                 }
             } else {
                 add(version, result_envelope(version), e.message, schema_mode::open);
-                auto const type = result_type(e.method, modern);
+                auto const& result = o.at("result");
+                bool const needs_input = modern && result.is_object() &&
+                                         result.as_object().contains("resultType") &&
+                                         result.at("resultType") == "input_required";
+                // An input_required round answers call/get/read with an InputRequiredResult instead.
+                auto const type =
+                    needs_input ? std::string_view("InputRequiredResult") : result_type(e.method, modern);
                 if (!type.empty())
                     add(version, type, o.at("result"), mode);
                 else if (modern)

@@ -11,6 +11,7 @@
 #include <duet/protocol/param_headers.hpp>
 #include <duet/protocol/shaping.hpp>
 #include <duet/server/content.hpp>
+#include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -100,22 +101,6 @@ struct prompt {
     completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
 
     [[nodiscard]] boost::json::object to_json() const;
-};
-
-} // namespace duet::server
-
-namespace duet::server {
-
-/// Thrown by a handler that wants the client to get a specific JSON-RPC error (e.g. -32602 for arguments a
-/// schema cannot express). Any other exception becomes a sanitized -32603.
-class protocol_error : public std::exception {
-public:
-    explicit protocol_error(jsonrpc::error_object e) : error_(std::move(e)) {}
-    [[nodiscard]] jsonrpc::error_object const& error() const noexcept { return error_; }
-    [[nodiscard]] char const* what() const noexcept override { return error_.message.c_str(); }
-
-private:
-    jsonrpc::error_object error_;
 };
 
 } // namespace duet::server

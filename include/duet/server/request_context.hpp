@@ -18,6 +18,7 @@
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/envelope.hpp>
 #include <duet/protocol/version.hpp>
+#include <duet/server/input_state.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -32,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace duet::server {
 
@@ -57,7 +59,19 @@ enum class peer_errc {
 [[nodiscard]] boost::system::error_category const& peer_category() noexcept;
 [[nodiscard]] boost::system::error_code make_error_code(peer_errc e) noexcept;
 
+/// One question for the client: `key` names it within the request (the handler chooses it; modern clients
+/// answer by key), `method` is elicitation/create, sampling/createMessage or roots/list.
+struct input_request {
+    std::string key;
+    std::string method;
+    boost::json::value params;
+};
+
 namespace detail {
+
+/// Thrown through a modern handler that asked for input the client has not given yet; the dispatcher turns it
+/// into an InputRequiredResult. Handlers must let it pass (catch specific exception types only).
+struct input_required_signal {};
 
 /// The connection's side of one request's context. Built by the dispatcher.
 struct request_state {
@@ -77,6 +91,10 @@ struct request_state {
                                                       std::chrono::milliseconds)>
         request_client;
     std::atomic<double> last_progress{-1.0};
+    /// Modern tools/call, prompts/get, resources/read: input requests become an input_required round.
+    bool input_rounds = false;
+    input_state input;         ///< answers so far and the handler's own state
+    boost::json::object asked; ///< this round's inputRequests
 };
 
 } // namespace detail
@@ -122,6 +140,27 @@ public:
     [[nodiscard]] boost::asio::awaitable<peer_result>
     async_request_client(std::string method, boost::json::value params,
                          std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
+
+    /// Asks the client the same way in both eras. Legacy sessions: a real request (`key` unused), awaited.
+    /// Modern tools/call, prompts/get and resources/read: the answer when the client's retry carries it;
+    /// otherwise this run of the handler ends and the client gets an `input_required` result asking for it,
+    /// then retries, and the handler runs again from the start (so work before the question must be
+    /// repeatable). A question whose capability the request did not declare is not asked: it fails with
+    /// peer_errc::capability_missing (see require()). A malformed answer is a -32602 error for the request.
+    [[nodiscard]] boost::asio::awaitable<peer_result> async_input(input_request request);
+
+    /// Several questions in one round: modern clients get every unanswered one in a single input_required
+    /// result. Results are in the order asked.
+    [[nodiscard]] boost::asio::awaitable<std::vector<peer_result>>
+    async_inputs(std::vector<input_request> requests);
+
+    /// The handler's own small state: kept across the rounds of one modern request (sealed in requestState),
+    /// a fresh object for every legacy call.
+    [[nodiscard]] boost::json::object& state() noexcept { return state_->input.handler_state; }
+
+    /// Throws protocol_error(-32021) naming `c` when this request did not declare it: for a handler that
+    /// cannot go on without asking.
+    void require(protocol::client_capability c) const;
 
 private:
     std::shared_ptr<detail::request_state> state_;

@@ -22,6 +22,7 @@
 #include <duet/protocol/schema/describe.hpp>
 #include <duet/protocol/shaping.hpp>
 #include <duet/server/definitions.hpp>
+#include <duet/server/input_state.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -30,6 +31,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -61,6 +63,12 @@ struct server_options {
     std::map<protocol::method_id, protocol::cache_hints> cache_hints;
     /// Threads that run plain (blocking) handlers.
     std::size_t blocking_threads = 2;
+    /// HMAC key sealing modern `requestState` (at least 16 bytes). Empty: a random key per process, so a
+    /// state only opens on the process that issued it (set one shared key when several instances serve one
+    /// endpoint).
+    std::string request_state_key;
+    /// How long a client has to answer an input_required round.
+    std::chrono::seconds request_state_ttl = std::chrono::minutes(10);
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
@@ -184,6 +192,9 @@ public:
 
     void subscribe(std::weak_ptr<event_listener> l);
 
+    /// Seals and opens the `requestState` of modern input_required rounds.
+    [[nodiscard]] state_sealer const& sealer() const noexcept { return sealer_; }
+
     /// The executor plain handlers run on.
     [[nodiscard]] boost::asio::thread_pool& blocking_pool() noexcept { return pool_; }
 
@@ -216,6 +227,7 @@ private:
 
     server_options options_;
     boost::json::object server_info_;
+    state_sealer sealer_;
     boost::asio::thread_pool pool_;
     mutable std::shared_mutex mutex_;
     std::map<std::string, std::shared_ptr<tool const>> tools_;
