@@ -540,6 +540,28 @@ private:
         co_return co_await respond(stream, req, keep_alive, conn, std::move(r), facts, false);
     }
 
+    // The head of an SSE response: chunked, so the connection can carry more requests after the stream ends.
+    asio::awaitable<bool> begin_sse(beast::tcp_stream& stream, request_t const& req, bool keep_alive) {
+        bhttp::response<bhttp::empty_body> head{bhttp::status::ok, req.version()};
+        head.set(bhttp::field::content_type, "text/event-stream");
+        head.set(bhttp::field::cache_control, "no-cache");
+        head.set("X-Accel-Buffering", "no");
+        head.keep_alive(keep_alive);
+        head.chunked(true);
+        bhttp::response_serializer<bhttp::empty_body> sr{head};
+        stream.expires_after(options_.read_timeout);
+        // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
+        auto written = co_await bhttp::async_write_header(stream, sr, use_nothrow);
+        co_return !std::get<0>(written);
+    }
+
+    // The last chunk of an SSE body.
+    asio::awaitable<bool> end_sse(beast::tcp_stream& stream) {
+        stream.expires_after(options_.read_timeout);
+        auto written = co_await asio::async_write(stream, bhttp::make_chunk_last(), use_nothrow);
+        co_return !std::get<0>(written);
+    }
+
     // One chunk of a chunked SSE body.
     asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, std::string& data) {
         stream.expires_after(options_.read_timeout);
@@ -592,18 +614,7 @@ private:
         }
 
         // Streamed: SSE, each message one event; the response (if any) is the last event.
-        bhttp::response<bhttp::empty_body> head{bhttp::status::ok, req.version()};
-        head.set(bhttp::field::content_type, "text/event-stream");
-        head.set(bhttp::field::cache_control, "no-cache");
-        head.set("X-Accel-Buffering", "no");
-        head.keep_alive(keep_alive);
-        head.chunked(true);
-        bhttp::response_serializer<bhttp::empty_body> sr{head};
-        stream.expires_after(options_.read_timeout);
-        // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-        auto hec_result = co_await bhttp::async_write_header(stream, sr, use_nothrow);
-        auto hec = std::get<0>(hec_result);
-
+        bool const hec = !(co_await begin_sse(stream, req, keep_alive));
         if (hec) {
             if (modern)
                 conn->cancel_requests();
@@ -636,12 +647,7 @@ private:
         }
         if (!alive)
             co_return false;
-        stream.expires_after(options_.read_timeout);
-        // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-        auto lec_result = co_await asio::async_write(stream, bhttp::make_chunk_last(), use_nothrow);
-        auto lec = std::get<0>(lec_result);
-
-        co_return !lec;
+        co_return co_await end_sse(stream);
     }
 
     asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
@@ -684,18 +690,7 @@ private:
                 last = 0;
             }
         }
-        bhttp::response<bhttp::empty_body> head{bhttp::status::ok, req.version()};
-        head.set(bhttp::field::content_type, "text/event-stream");
-        head.set(bhttp::field::cache_control, "no-cache");
-        head.set("X-Accel-Buffering", "no");
-        head.keep_alive(keep_alive);
-        head.chunked(true);
-        bhttp::response_serializer<bhttp::empty_body> sr{head};
-        stream.expires_after(options_.read_timeout);
-        // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-        auto hec_result = co_await bhttp::async_write_header(stream, sr, use_nothrow);
-        auto hec = std::get<0>(hec_result);
-
+        bool const hec = !(co_await begin_sse(stream, req, keep_alive));
         bool alive = !hec;
         if (alive) {
             std::string chunk = "retry: 1000\n\n";
@@ -723,11 +718,7 @@ private:
         session->detach();
         if (!alive)
             co_return false;
-        // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-        auto lec_result = co_await asio::async_write(stream, bhttp::make_chunk_last(), use_nothrow);
-        auto lec = std::get<0>(lec_result);
-
-        co_return !lec;
+        co_return co_await end_sse(stream);
     }
 
     asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
