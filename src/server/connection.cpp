@@ -498,6 +498,10 @@ private:
         if (!outcome)
             co_return error_for(r.id, std::move(outcome.error()));
         auto& s = *outcome;
+        // DIGEST §5: the result of an MRTR retry must not be cached, whatever the configured hints (it may
+        // rest on what the user answered). A retry is what carries a requestState (checked above).
+        if (state->input_rounds && r.params.get_object().contains("requestState"))
+            s.hints = protocol::cache_hints{};
         protocol::shape_result(s.result, {.era = a.era,
                                           .version = a.version,
                                           .method = a.method->id,

@@ -149,8 +149,12 @@ private:
             s->end();
             s->conn->finish([] {});
         }
-        for (auto const& c : live_connections()) {
-            c->finish([] {});
+        for (auto const& [c, listen] : live_connections()) {
+            // A listen's stream ends after the result finish() writes to it; other requests run to their end.
+            if (listen)
+                c->finish([listen] { listen->close(); });
+            else
+                c->finish([] {});
         }
         auto deadline = std::make_shared<asio::steady_timer>(io_, options_.drain_deadline);
         deadline->async_wait([this, deadline](boost::system::error_code) {
@@ -180,18 +184,21 @@ private:
         });
     }
 
-    void track(std::shared_ptr<server::connection> const& c) {
+    // A modern request's connection, and the queue of its stream when it is a listen (which the drain
+    // closes).
+    void track(std::shared_ptr<server::connection> const& c, std::shared_ptr<stream_queue> const& listen) {
         std::lock_guard lock(live_mutex_);
-        std::erase_if(live_, [](auto const& w) { return w.expired(); });
-        live_.push_back(c);
+        std::erase_if(live_, [](auto const& w) { return w.first.expired(); });
+        live_.emplace_back(c, listen);
     }
 
-    std::vector<std::shared_ptr<server::connection>> live_connections() {
+    std::vector<std::pair<std::shared_ptr<server::connection>, std::shared_ptr<stream_queue>>>
+    live_connections() {
         std::lock_guard lock(live_mutex_);
-        std::vector<std::shared_ptr<server::connection>> out;
-        for (auto const& w : live_)
+        std::vector<std::pair<std::shared_ptr<server::connection>, std::shared_ptr<stream_queue>>> out;
+        for (auto const& [w, listen] : live_)
             if (auto c = w.lock())
-                out.push_back(std::move(c));
+                out.emplace_back(std::move(c), listen.lock());
         return out;
     }
 
@@ -349,14 +356,14 @@ private:
         auto s = sessions_.find(std::string(*id));
         if (!s || s->ended())
             named_unknown = true;
-        else
-            s->touch();
+        // Not touched here: only legacy traffic keeps a session alive; a modern request never reads or
+        // changes one (ERA-POLICY), whatever stale id it carries.
         return s && !s->ended() ? s : nullptr;
     }
 
-    reply session_not_found() {
+    reply session_not_found(std::optional<jsonrpc::request_id> id = std::nullopt) {
         return reply{bhttp::status::not_found,
-                     error_body(std::nullopt,
+                     error_body(std::move(id),
                                 protocol::invalid_request("Invalid Request: unknown or expired "
                                                           "session; send initialize to open a new one"))};
     }
@@ -366,7 +373,8 @@ private:
                 error_body(std::nullopt,
                            protocol::invalid_request("Invalid Request: GET and DELETE need a legacy "
                                                      "session (Mcp-Session-Id)"))};
-        r.headers.emplace_back("Allow", std::string(allow_methods));
+        // Without a session only POST is served here (RFC 9110: Allow lists what the resource supports now).
+        r.headers.emplace_back("Allow", "POST");
         return r;
     }
 
@@ -403,6 +411,7 @@ private:
 
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
+            session->touch();
             session->conn->receive(std::string(req.body()));
         } else if (unknown) {
             {
@@ -439,6 +448,7 @@ private:
             }
             co_return true;
         }
+        session->touch();
         auto const facts = facts_of(req);
         std::vector<jsonrpc::message> replies;
         for (auto& element : b.elements) {
@@ -487,7 +497,6 @@ private:
                 co_return true;
             }
             auto conn = server::connection::create(server_, ex, [](std::string) {});
-            track(conn);
             if (is_listen)
                 ++open_listens_;
             auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), facts, true);
@@ -528,13 +537,15 @@ private:
         }
         if (unknown) {
             {
-                reply answer = session_not_found();
+                reply answer = session_not_found(r.id);
                 co_await write_reply(stream, req, answer, keep_alive);
             }
             co_return true;
         }
-        if (session)
+        if (session) {
+            session->touch();
             co_return co_await respond(stream, req, keep_alive, session->conn, std::move(r), facts, false);
+        }
         // No session and no claim: admission answers (ping gets {}, everything else -32602 with 400).
         auto conn = server::connection::create(server_, ex, [](std::string) {});
         co_return co_await respond(stream, req, keep_alive, conn, std::move(r), facts, false);
@@ -578,18 +589,18 @@ private:
     static asio::awaitable<void> run_handler(std::shared_ptr<server::connection> conn,
                                              std::shared_ptr<stream_queue> queue,
                                              std::shared_ptr<server::connection::handled> outcome,
-                                             jsonrpc::request r, protocol::http_facts facts) {
+                                             jsonrpc::request r, protocol::http_facts facts, bool listen) {
         server::connection::writer to_queue = [queue](std::string line) {
             queue->push(std::move(line));
         };
         auto h = co_await conn->async_handle(std::move(r), &facts, std::move(to_queue));
         *outcome = std::move(h);
-        if (outcome->reply) {
+        // An open listen (no answer yet) keeps its stream until the drain finishes its connection, which
+        // writes its result and then closes the queue (begin_drain), or until the client goes away. Anything
+        // else that has no answer (a cancelled request) is simply over: finishing `conn` here would end a
+        // legacy session's connection with it.
+        if (outcome->reply || !listen)
             queue->close();
-        } else {
-            // An open listen: its stream lasts until the connection finishes (drain) and writes its result.
-            conn->finish([queue] { queue->close(); });
-        }
     }
 
     // Serves one request on `conn` and answers on this POST: JSON when nothing else comes first, SSE when the
@@ -600,7 +611,10 @@ private:
         auto const ex = co_await asio::this_coro::executor;
         auto queue = std::make_shared<stream_queue>(ex);
         auto outcome = std::make_shared<server::connection::handled>();
-        asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), facts), asio::detached);
+        bool const listen = modern && r.method == "subscriptions/listen";
+        if (modern)
+            track(conn, listen ? queue : nullptr);
+        asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), facts, listen), asio::detached);
 
         std::string line;
         auto first = co_await queue->pop(line, std::chrono::hours(24 * 365));
@@ -660,6 +674,7 @@ private:
             }
             co_return true;
         }
+        session->touch();
         if (!accepts(req, "text/event-stream")) {
             {
                 reply answer = reply{
@@ -672,7 +687,11 @@ private:
         }
         auto const ex = co_await asio::this_coro::executor;
         auto wake_queue = std::make_shared<stream_queue>(ex);
-        if (!session->attach([wake_queue] { wake_queue->push({}); })) {
+        // A GET with Last-Event-ID resumes a stream the client saw break, which may still look attached here
+        // (a dead peer is only noticed at the next write): it takes the session's stream over.
+        auto const resume = header(req, "Last-Event-ID");
+        auto const token = session->attach([wake_queue] { wake_queue->push({}); }, resume.has_value());
+        if (token == 0) {
             {
                 reply answer = reply{bhttp::status::conflict,
                                      error_body(std::nullopt, protocol::invalid_request(
@@ -683,7 +702,7 @@ private:
             co_return true;
         }
         std::uint64_t last = 0;
-        if (auto const resume = header(req, "Last-Event-ID")) {
+        if (resume) {
             try {
                 last = std::stoull(std::string(*resume));
             } catch (std::exception const&) {
@@ -697,7 +716,7 @@ private:
             alive = co_await write_chunk(stream, chunk);
         }
         std::string ignored;
-        while (alive && !session->ended() && !draining_) {
+        while (alive && session->attached(token) && !session->ended() && !draining_) {
             for (auto const& e : session->events_after(last)) {
                 {
                     std::string chunk = "id: " + std::to_string(e.id) + "\ndata: " + e.data + "\n\n";
@@ -707,7 +726,7 @@ private:
                     break;
                 last = e.id;
             }
-            if (!alive || session->ended() || draining_)
+            if (!alive || !session->attached(token) || session->ended() || draining_)
                 break;
             auto got = co_await wake_queue->pop(ignored, options_.keepalive);
             if (got == stream_queue::outcome::idle) {
@@ -715,7 +734,7 @@ private:
                 alive = co_await write_chunk(stream, chunk);
             }
         }
-        session->detach();
+        session->detach(token);
         if (!alive)
             co_return false;
         co_return co_await end_sse(stream);
@@ -754,7 +773,7 @@ private:
     std::atomic<std::size_t> open_sockets_{0};
     std::atomic<std::size_t> open_listens_{0};
     std::mutex live_mutex_;
-    std::vector<std::weak_ptr<server::connection>> live_;
+    std::vector<std::pair<std::weak_ptr<server::connection>, std::weak_ptr<stream_queue>>> live_;
 };
 
 http_server::http_server(server::server& srv, http_options options)

@@ -45,19 +45,33 @@ std::vector<legacy_session::event> legacy_session::events_after(std::uint64_t la
     return out;
 }
 
-bool legacy_session::attach(std::function<void()> wake) {
-    std::lock_guard lock(mutex_);
-    if (attached_ || ended_)
-        return false;
-    attached_ = true;
-    wake_ = std::move(wake);
-    return true;
+std::uint64_t legacy_session::attach(std::function<void()> wake, bool take_over) {
+    std::function<void()> previous;
+    std::uint64_t token = 0;
+    {
+        std::lock_guard lock(mutex_);
+        if (ended_ || (stream_ != 0 && !take_over))
+            return 0;
+        previous = std::move(wake_);
+        token = stream_ = next_stream_++;
+        wake_ = std::move(wake);
+    }
+    if (previous)
+        previous(); // the superseded stream wakes, finds itself detached, and ends
+    return token;
 }
 
-void legacy_session::detach() {
+void legacy_session::detach(std::uint64_t token) {
     std::lock_guard lock(mutex_);
-    attached_ = false;
+    if (stream_ != token)
+        return;
+    stream_ = 0;
     wake_ = nullptr;
+}
+
+bool legacy_session::attached(std::uint64_t token) const {
+    std::lock_guard lock(mutex_);
+    return token != 0 && stream_ == token;
 }
 
 void legacy_session::end() {

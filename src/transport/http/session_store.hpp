@@ -43,9 +43,14 @@ public:
     /// Events after `last_seen` (0 = from the oldest kept).
     [[nodiscard]] std::vector<event> events_after(std::uint64_t last_seen) const;
 
-    /// At most one standalone stream at a time: attach() fails while one is attached.
-    [[nodiscard]] bool attach(std::function<void()> wake);
-    void detach();
+    /// At most one standalone stream at a time: attach() refuses (returns 0) while one is attached, unless
+    /// `take_over` (a resumption with Last-Event-ID: the client saw its stream break before the server did);
+    /// then the previous stream is woken and sees it is no longer attached. Returns the new stream's token.
+    [[nodiscard]] std::uint64_t attach(std::function<void()> wake, bool take_over = false);
+    /// Detaches the stream `token` names, if it is still the attached one.
+    void detach(std::uint64_t token);
+    /// Whether the stream `token` names is the attached one.
+    [[nodiscard]] bool attached(std::uint64_t token) const;
     /// Ends the session: wakes the stream so it closes.
     void end();
     [[nodiscard]] bool ended() const;
@@ -60,7 +65,8 @@ private:
     std::deque<event> log_;
     std::uint64_t next_event_id_ = 1;
     std::function<void()> wake_;
-    bool attached_ = false;
+    std::uint64_t stream_ = 0; ///< the attached stream's token; 0: none
+    std::uint64_t next_stream_ = 1;
     bool ended_ = false;
     std::atomic<std::chrono::steady_clock::time_point> last_seen_{std::chrono::steady_clock::now()};
 };
