@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
+#include <cmath>
 #include <utility>
 
 namespace duet::jsonrpc {
@@ -96,6 +97,27 @@ parsed parse_reply(boost::json::object const& o) {
     return message{error_response{std::move(id), std::move(*e)}};
 }
 
+// A number too large for a double reads as infinity, which no JSON text can carry back out; such a frame is
+// refused whole rather than echoed as invalid JSON later.
+bool all_finite(boost::json::value const& v) {
+    switch (v.kind()) {
+    case boost::json::kind::double_:
+        return std::isfinite(v.get_double());
+    case boost::json::kind::array:
+        for (auto const& e : v.get_array())
+            if (!all_finite(e))
+                return false;
+        return true;
+    case boost::json::kind::object:
+        for (auto const& kv : v.get_object())
+            if (!all_finite(kv.value()))
+                return false;
+        return true;
+    default:
+        return true;
+    }
+}
+
 } // namespace
 
 parsed parse_message(boost::json::value const& v) {
@@ -125,6 +147,8 @@ frame parse_frame(std::string_view bytes, parse_limits const& limits) {
             return frame{parsed{fail(parse_errc::too_deep)}};
         return frame{parsed{fail(parse_errc::bad_json)}};
     }
+    if (!all_finite(v))
+        return frame{parsed{fail(parse_errc::bad_json)}};
 
     if (auto const* a = v.if_array()) {
         if (a->empty())

@@ -14,8 +14,9 @@
 // JSON; -32600 with the request's id when one could be read, else `null`, as JSON-RPC 2.0 answers even an
 // invalid object without an id). A malformed *response* has no `reply`: answering it could start a loop.
 //
-// Serializing is byte-stable: serialize(parse(serialize(m))) == serialize(m). Members always go out in the
-// order jsonrpc, id, method, params, result, error.
+// Serializing is byte-stable: serialize(parse(serialize(m))) == serialize(m), except that a floating-point
+// number may move in its last bit (Boost.JSON 1.81 reads decimals fast, not correctly rounded). Members
+// always go out in the order jsonrpc, id, method, params, result, error.
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

@@ -76,3 +76,16 @@ TEST(Limits, DefaultsAreDocumentedValues) {
 }
 
 } // namespace
+
+// A number beyond a double's range would come back out as non-JSON (Boost.JSON writes infinity as text no
+// parser reads), so the frame is refused as unreadable: -32700 with id null.
+TEST(Limits, NumberBeyondDoubleRangeIsParseError) {
+    auto const f =
+        duet::jsonrpc::parse_frame(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":8601e981}})");
+    auto const& p = std::get<duet::jsonrpc::parsed>(f.content);
+    ASSERT_FALSE(p.has_value());
+    EXPECT_EQ(p.error().reason, duet::jsonrpc::parse_errc::bad_json);
+    ASSERT_TRUE(p.error().reply.has_value());
+    EXPECT_EQ(p.error().reply->error.code, -32700);
+    EXPECT_FALSE(p.error().reply->id.has_value());
+}
