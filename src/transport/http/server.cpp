@@ -302,21 +302,17 @@ private:
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
         if (path != options_.path) {
-            {
-                reply answer = reply{bhttp::status::not_found, {}};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = reply{bhttp::status::not_found, {}};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         if (!http::origin_allowed(header(req, "Origin"), options_.allowed_origins) ||
             !http::host_allowed(header(req, "Host"), loopback_, options_.allowed_hosts)) {
-            {
-                reply answer = reply{
-                    bhttp::status::forbidden,
-                    error_body(std::nullopt,
-                               protocol::invalid_request("Invalid Request: origin or host not allowed"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer =
+                reply{bhttp::status::forbidden,
+                      error_body(std::nullopt,
+                                 protocol::invalid_request("Invalid Request: origin or host not allowed"))};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         if (options_.bearer_token) {
@@ -380,13 +376,11 @@ private:
 
     asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
-            {
-                reply answer = reply{bhttp::status::not_acceptable,
-                                     error_body(std::nullopt, protocol::invalid_request(
-                                                                  "Invalid Request: Accept must list "
-                                                                  "application/json and text/event-stream"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = reply{bhttp::status::not_acceptable,
+                                 error_body(std::nullopt, protocol::invalid_request(
+                                                              "Invalid Request: Accept must list "
+                                                              "application/json and text/event-stream"))};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         auto frame = jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes});
@@ -414,10 +408,8 @@ private:
             session->touch();
             session->conn->receive(std::string(req.body()));
         } else if (unknown) {
-            {
-                reply answer = session_not_found();
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = session_not_found();
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         {
@@ -431,21 +423,16 @@ private:
                                        jsonrpc::batch& b, std::shared_ptr<legacy_session> const& session,
                                        bool unknown) {
         if (unknown) {
-            {
-                reply answer = session_not_found();
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = session_not_found();
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         if (!session || session->conn->legacy_version() != protocol::version::v2025_03_26) {
-            {
-                reply answer =
-                    reply{bhttp::status::bad_request,
-                          error_body(std::nullopt,
-                                     protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
-                                                               "allowed in a 2025-03-26 session"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = reply{bhttp::status::bad_request,
+                                 error_body(std::nullopt, protocol::invalid_request(
+                                                              "Invalid Request: JSON-RPC batches are only "
+                                                              "allowed in a 2025-03-26 session"))};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         session->touch();
@@ -486,14 +473,11 @@ private:
         if (modern_claim) {
             bool const is_listen = r.method == "subscriptions/listen";
             if (is_listen && open_listens_ >= options_.max_listen_streams) {
-                {
-                    reply answer =
-                        reply{bhttp::status::service_unavailable,
-                              error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                                    "Too many open listen streams; "
-                                                                    "retry later"))};
-                    co_await write_reply(stream, req, answer, keep_alive);
-                }
+                reply answer = reply{bhttp::status::service_unavailable,
+                                     error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                                           "Too many open listen streams; "
+                                                                           "retry later"))};
+                co_await write_reply(stream, req, answer, keep_alive);
                 co_return true;
             }
             auto conn = server::connection::create(server_, ex, [](std::string) {});
@@ -510,13 +494,11 @@ private:
         if (r.method == "initialize") {
             auto s = sessions_.create(options_.replay_events);
             if (!s) {
-                {
-                    reply answer =
-                        reply{bhttp::status::service_unavailable,
-                              error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                                    "Too many sessions; retry later"))};
-                    co_await write_reply(stream, req, answer, keep_alive);
-                }
+                reply answer =
+                    reply{bhttp::status::service_unavailable,
+                          error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                                "Too many sessions; retry later"))};
+                co_await write_reply(stream, req, answer, keep_alive);
                 co_return true;
             }
             std::weak_ptr<legacy_session> weak = s;
@@ -536,10 +518,8 @@ private:
             co_return true;
         }
         if (unknown) {
-            {
-                reply answer = session_not_found(r.id);
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = session_not_found(r.id);
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         if (session) {
@@ -668,21 +648,17 @@ private:
         bool unknown = false;
         auto session = session_of(req, unknown);
         if (!session) {
-            {
-                reply answer = unknown ? session_not_found() : no_session_stream();
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = unknown ? session_not_found() : no_session_stream();
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         session->touch();
         if (!accepts(req, "text/event-stream")) {
-            {
-                reply answer = reply{
-                    bhttp::status::not_acceptable,
-                    error_body(std::nullopt, protocol::invalid_request("Invalid Request: Accept must list "
-                                                                       "text/event-stream"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer =
+                reply{bhttp::status::not_acceptable,
+                      error_body(std::nullopt, protocol::invalid_request("Invalid Request: Accept must list "
+                                                                         "text/event-stream"))};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         auto const ex = co_await asio::this_coro::executor;
@@ -692,13 +668,11 @@ private:
         auto const resume = header(req, "Last-Event-ID");
         auto const token = session->attach([wake_queue] { wake_queue->push({}); }, resume.has_value());
         if (token == 0) {
-            {
-                reply answer = reply{bhttp::status::conflict,
-                                     error_body(std::nullopt, protocol::invalid_request(
-                                                                  "Invalid Request: this session already has "
-                                                                  "a stream open"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = reply{bhttp::status::conflict,
+                                 error_body(std::nullopt, protocol::invalid_request(
+                                                              "Invalid Request: this session already has "
+                                                              "a stream open"))};
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         std::uint64_t last = 0;
@@ -744,10 +718,8 @@ private:
         bool unknown = false;
         auto session = session_of(req, unknown);
         if (!session) {
-            {
-                reply answer = unknown ? session_not_found() : no_session_stream();
-                co_await write_reply(stream, req, answer, keep_alive);
-            }
+            reply answer = unknown ? session_not_found() : no_session_stream();
+            co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
         sessions_.remove(session->id());
