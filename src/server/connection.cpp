@@ -13,6 +13,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -315,7 +316,16 @@ private:
         // Not `handled{co_await ...}`: GCC 12 destroys temporaries twice for a co_await inside braced
         // initialization.
         auto reply = co_await serve(std::move(r), a, std::move(out));
-        co_return handled{std::move(reply)};
+        auto const status = a.era == protocol::era::modern ? served_error_status(reply) : 200u;
+        co_return handled{std::move(reply), status};
+    }
+
+    // A handler that cannot go on without a capability fails as admission would have: -32021 is HTTP 400
+    // wherever it arises (DIGEST §9). Other handler errors travel on a 200.
+    static unsigned served_error_status(std::optional<jsonrpc::message> const& reply) {
+        auto const* e = reply ? std::get_if<jsonrpc::error_response>(&*reply) : nullptr;
+        auto const required = static_cast<std::int32_t>(protocol::errc::missing_required_client_capability);
+        return e && e->error.code == required ? 400u : 200u;
     }
 
     jsonrpc::message handshake(jsonrpc::request const& r, protocol::version v) {
@@ -526,11 +536,18 @@ private:
         if (auto const* responses = p.if_contains("inputResponses")) {
             if (!responses->is_object())
                 return protocol::invalid_params("Invalid params: inputResponses must be an object");
-            // Only answers to what was asked count; unknown keys are ignored (DIGEST §4).
-            for (auto const& key : state.input.pending)
-                if (key.is_string())
-                    if (auto const* answer = responses->get_object().if_contains(key.get_string()))
-                        state.input.answers[key.get_string()] = *answer;
+            // Answers to what the last round asked replace nothing sealed before them; any other key is
+            // only offered: the handler may ask it in this run, and what it never asks is ignored (DIGEST
+            // §4).
+            for (auto const& kv : responses->get_object()) {
+                bool const asked = std::any_of(
+                    state.input.pending.begin(), state.input.pending.end(),
+                    [&](boost::json::value const& k) { return k.is_string() && k.get_string() == kv.key(); });
+                if (asked)
+                    state.input.answers[kv.key()] = kv.value();
+                else if (!state.input.answers.contains(kv.key()))
+                    state.offered[kv.key()] = kv.value();
+            }
         }
         state.input.pending.clear();
         return std::nullopt;

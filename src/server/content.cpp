@@ -20,6 +20,10 @@ boost::json::object resource_link(std::string_view uri, std::string_view name) {
     return {{"type", "resource_link"}, {"uri", uri}, {"name", name}};
 }
 
+boost::json::object embedded_resource(boost::json::object contents) {
+    return {{"type", "resource"}, {"resource", std::move(contents)}};
+}
+
 boost::json::object text_resource_contents(std::string_view uri, std::string_view text,
                                            std::string_view mime_type) {
     return {{"uri", uri}, {"mimeType", mime_type}, {"text", text}};

@@ -172,6 +172,11 @@ request_context::async_inputs(std::vector<input_request> requests) {
             results.emplace_back(missing());
             continue;
         }
+        // An answer the client offered before being asked (no requestState yet, or a key the last round did
+        // not ask) counts once the handler asks for it; from then on it is sealed with the others.
+        if (!st.input.answers.contains(r.key))
+            if (auto const* offered = st.offered.if_contains(r.key))
+                st.input.answers[r.key] = *offered;
         if (auto const* answer = st.input.answers.if_contains(r.key)) {
             if (!well_formed_answer(r.method, *answer))
                 throw protocol_error(protocol::invalid_params("Invalid params: inputResponses[\"" + r.key +

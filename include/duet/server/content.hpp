@@ -22,6 +22,8 @@ namespace duet::server {
 [[nodiscard]] boost::json::object image_content(std::string_view base64_data, std::string_view mime_type);
 [[nodiscard]] boost::json::object audio_content(std::string_view base64_data, std::string_view mime_type);
 [[nodiscard]] boost::json::object resource_link(std::string_view uri, std::string_view name);
+/// A resource embedded in a message or tool result; `contents` from text_ or blob_resource_contents().
+[[nodiscard]] boost::json::object embedded_resource(boost::json::object contents);
 [[nodiscard]] boost::json::object text_resource_contents(std::string_view uri, std::string_view text,
                                                          std::string_view mime_type = "text/plain");
 [[nodiscard]] boost::json::object blob_resource_contents(std::string_view uri, std::string_view base64_blob,

@@ -93,8 +93,9 @@ struct request_state {
     std::atomic<double> last_progress{-1.0};
     /// Modern tools/call, prompts/get, resources/read: input requests become an input_required round.
     bool input_rounds = false;
-    input_state input;         ///< answers so far and the handler's own state
-    boost::json::object asked; ///< this round's inputRequests
+    input_state input;           ///< answers so far and the handler's own state
+    boost::json::object offered; ///< inputResponses for keys the last round did not ask; used if asked now
+    boost::json::object asked;   ///< this round's inputRequests
 };
 
 } // namespace detail

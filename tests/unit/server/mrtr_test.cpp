@@ -380,14 +380,36 @@ TEST_F(Mrtr, RetryWithoutTheAnswerIsAskedAgain) {
     EXPECT_EQ(first_text(result_of(h.response(5))), "Hello, Bo!");
 }
 
-// Answers without the state that asked for them count for nothing: the server cannot know they were asked.
-TEST_F(Mrtr, AnswersWithoutTheStateAreNotTaken) {
+// An answer offered before it was asked (a client answering ahead, or a round that issued no requestState) is
+// taken when the handler asks for it; keys the handler never asks are ignored (DIGEST §4).
+TEST_F(Mrtr, AnswersOfferedWithoutStateAreTakenWhenAsked) {
     harness h(srv_);
     auto params = call_params("greet");
-    params["inputResponses"] = json::object{{"user_name", accepted("name", "Mallory")}};
+    params["inputResponses"] = json::object{{"user_name", accepted("name", "Mallory")},
+                                            {"unknown_extra_key", accepted("foo", "bar")}};
     h.send(modern_request(1, "tools/call", params, all_caps()));
-    auto const r = expect_input_required(h.response(1));
-    EXPECT_EQ(keys_of(r), std::vector<std::string>{"user_name"});
+    auto const done = h.response(1);
+    expect_modern_result(done, false);
+    EXPECT_EQ(first_text(result_of(done)), "Hello, Mallory!");
+    expect_all_schema_valid(h);
+}
+
+// An offered answer the handler used is sealed with the round's state, so the retry needs only the rest.
+TEST_F(Mrtr, OfferedAnswerThatWasUsedTravelsInTheState) {
+    harness h(srv_);
+    auto params = call_params("survey");
+    params["inputResponses"] =
+        json::object{{"user_name", accepted("name", "Ada")}, {"bogus", "not a result"}};
+    h.send(modern_request(1, "tools/call", params, all_caps()));
+    auto const first = expect_input_required(h.response(1));
+    EXPECT_EQ(keys_of(first), (std::vector<std::string>{"client_roots", "greeting"}));
+    h.send(modern_request(2, "tools/call",
+                          retry(call_params("survey"),
+                                {{"greeting", sampled("Hi there")}, {"client_roots", roots_answer()}}, first),
+                          all_caps()));
+    auto const done = h.response(2);
+    expect_modern_result(done, false);
+    EXPECT_EQ(first_text(result_of(done)), "name=Ada;greeting=Hi there;roots=2 roots");
 }
 
 TEST_F(Mrtr, UnknownAnswerKeysAreIgnored) {

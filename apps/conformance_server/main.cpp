@@ -1,0 +1,51 @@
+// duet-conformance-server: the fixture of the official MCP conformance suite, served to both eras on one
+// Streamable HTTP endpoint. The first stdout line is its URL.
+//
+//   duet-conformance-server [--port N] [--host H] [--legacy-only | --modern-only]
+#include <duet/transport/http_server.hpp>
+
+#include "fixtures.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    CLI::App app{"duet-conformance-server: the MCP conformance suite's fixture on Duet"};
+    duet::transport::http_options http;
+    http.port = 0;
+    app.add_option("--port", http.port, "Port to bind; 0 picks a free one (default 0)");
+    app.add_option("--host", http.host, "Address to bind (default 127.0.0.1)");
+    bool legacy_only = false;
+    bool modern_only = false;
+    auto* lo = app.add_flag("--legacy-only", legacy_only, "Accept only legacy (initialize) clients");
+    app.add_flag("--modern-only", modern_only, "Accept only modern (2026-07-28) clients")->excludes(lo);
+    CLI11_PARSE(app, argc, argv);
+
+    duet::server::server_options options;
+    options.info = {.name = "duet-conformance-server",
+                    .version = "0.1.0",
+                    .title = "Duet conformance fixture",
+                    .description = "The tools, resources and prompts the MCP conformance suite calls",
+                    .website_url = {},
+                    .icons = {}};
+    options.eras = legacy_only   ? duet::protocol::era_support::legacy_only
+                   : modern_only ? duet::protocol::era_support::modern_only
+                                 : duet::protocol::era_support::both;
+    duet::server::server srv(std::move(options));
+    duet::conformance::add_content_tools(srv);
+    duet::conformance::add_interaction_tools(srv);
+    duet::conformance::add_input_required_fixtures(srv);
+    duet::conformance::add_resources(srv);
+    duet::conformance::add_prompts(srv);
+
+    duet::transport::http_server server(srv, http);
+    if (auto ec = server.listen()) {
+        std::fprintf(stderr, "duet-conformance-server: cannot listen on %s:%u: %s\n", http.host.c_str(),
+                     unsigned(http.port), ec.message().c_str());
+        return 1;
+    }
+    std::printf("%s\n", server.url().c_str());
+    std::fflush(stdout);
+    server.run();
+    return 0;
+}
