@@ -3,7 +3,7 @@ SHELL := /bin/bash
 BUILD ?= build
 FUZZ_SECONDS ?= 60
 
-.PHONY: run test build bootstrap fuzz format format-check clean
+.PHONY: run test build bootstrap fuzz bench format format-check clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -20,6 +20,10 @@ test: bootstrap
 fuzz: bootstrap
 	@scripts/build fuzz && $(BUILD)/fuzz/tests/fuzz/core_fuzz -max_total_time=$(FUZZ_SECONDS) \
 	    -artifact_prefix=$(BUILD)/fuzz/ tests/fuzz/corpus
+
+# Not part of `make test`: timed figures belong in bench/RESULTS.md, never in a test's verdict.
+bench: bootstrap
+	@scripts/build release && node bench/run.mjs
 
 format:
 	@scripts/cxx-files | xargs clang-format -i

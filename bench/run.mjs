@@ -1,0 +1,532 @@
+// bench/run.mjs: the orchestrator behind `make bench`.
+//
+// Starts each target on loopback pinned to one core, drives it from the other core, prints one table and
+// writes bench/RESULTS.md (machine, versions, exact commands, figures, targets PASS/FAIL, findings).
+//
+//   node bench/run.mjs [--quick] [--only GROUPS] [--out FILE]
+//
+//   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
+//                  2 000 sessions); figures from it are not the ones to report
+//   --only GROUPS  comma-separated subset of: http, stdio, sessions, fanout, sustained
+//   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
+//
+// Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
+// @modelcontextprotocol/server@2.4.0, one `echo` tool each) and the physical floor (nginx answering a fixed
+// 200 JSON body). Load: wrk with bench/wrk/mcp.lua (HTTP), bench_stdio_driver (stdio), bench/sessions.mjs and
+// bench/fanout.mjs (memory and fan-out). Every load tool checks every answer and ends with one `BENCH k=v`
+// line, which is all this script reads.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds, legacyRequest, modernRequest, openLegacySession, rssKb, sleep } from './mcp.mjs';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(benchDir, '..');
+const release = path.join(root, process.env.BUILD ?? 'build', 'release');
+const bin = {
+    duet: path.join(release, 'apps/duet/duet'),
+    driver: path.join(release, 'bench/bench_stdio_driver'),
+    echo: path.join(release, 'bench/bench_echo_process'),
+    fanout: path.join(release, 'bench/bench_fanout_server')
+};
+const peers = path.join(benchDir, 'peers');
+
+// ---- options -------------------------------------------------------------------------------------------------
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const groups = new Set((optionValue('--only') ?? 'http,stdio,sessions,fanout,sustained').split(','));
+const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
+const plan = {
+    httpSeconds: quick ? 3 : 10,
+    warmupSeconds: quick ? 1 : 2,
+    stdioSeconds: quick ? 2 : 5,
+    sustainedSeconds: quick ? 10 : 60,
+    sessions: quick ? 2000 : 10000,
+    streams: 1000,
+    connections: 32
+};
+
+// Server on one core, load on another; on a one-core machine nothing is pinned.
+const cores = os.cpus().length;
+const serverCpu = cores >= 2 ? '0' : undefined;
+const loadCpu = cores >= 2 ? '1' : undefined;
+const pinned = (cpu, cmd) => (cpu === undefined ? cmd : ['taskset', '-c', cpu, ...cmd]);
+
+const commands = []; // every command run, for RESULTS.md
+const rows = []; // {workload, target, rate, p50_us, p99_us, cpu_pct, rss_kb, bad, unit}
+const checks = []; // {target, verdict, detail}
+const extra = {}; // memory and fan-out figures
+const startedAt = new Date();
+const loadBefore = os.loadavg();
+const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'duet-bench-'));
+
+const rel = p => (p.startsWith(root + '/') ? p.slice(root.length + 1) : p);
+const show = cmd => cmd.map(a => (/[\s"'|{}$]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a)).map(rel).join(' ');
+
+// ---- processes -----------------------------------------------------------------------------------------------
+
+function freePort() {
+    return new Promise(resolve => {
+        const s = net.createServer().listen(0, '127.0.0.1', () => {
+            const { port } = s.address();
+            s.close(() => resolve(port));
+        });
+    });
+}
+
+async function waitForPort(port, ms) {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+        const ok = await new Promise(resolve => {
+            const c = net.connect(port, '127.0.0.1', () => (c.end(), resolve(true)));
+            c.on('error', () => resolve(false));
+        });
+        if (ok) return;
+        await sleep(50);
+    }
+    throw new Error(`nothing listens on port ${port} after ${ms} ms`);
+}
+
+/** Starts a server pinned to the server core; its URL is its first stdout line, or `url` when given. */
+async function startServer(name, cmd, { url, port } = {}) {
+    const full = pinned(serverCpu, cmd);
+    commands.push(`# ${name}\n${show(full)}`);
+    const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
+    const proc = spawn(full[0], full.slice(1), { stdio: ['ignore', 'pipe', log] });
+    const exited = new Promise(resolve => proc.on('exit', code => resolve(code)));
+    let firstLine;
+    if (url) {
+        proc.stdout.resume();
+        await Promise.race([waitForPort(port, 15000), exited.then(c => Promise.reject(new Error(`${name} exited ${c}`)))]);
+        firstLine = url;
+    } else {
+        firstLine = await new Promise((resolve, reject) => {
+            let text = '';
+            const timer = setTimeout(() => reject(new Error(`${name} printed no URL in 15 s`)), 15000);
+            proc.stdout.on('data', d => {
+                text += d;
+                if (text.includes('\n')) {
+                    clearTimeout(timer);
+                    resolve(text.slice(0, text.indexOf('\n')).trim());
+                }
+            });
+            exited.then(c => reject(new Error(`${name} exited ${c}; see ${logDir}/${name}.log`)));
+        });
+        proc.stdout.resume();
+    }
+    return { name, proc, pid: proc.pid, url: firstLine, exited };
+}
+
+async function stopServer(s) {
+    s.proc.kill('SIGTERM');
+    const code = await Promise.race([s.exited, sleep(15000).then(() => 'timeout')]);
+    if (code === 'timeout') {
+        s.proc.kill('SIGKILL');
+        await s.exited;
+    }
+}
+
+/** Runs a load tool pinned to the load core and returns the figures of its BENCH line. */
+function runTool(label, cmd, env = {}) {
+    const full = pinned(loadCpu, cmd);
+    const envText = Object.entries(env).map(([k, v]) => `${k}=${show([v])}`);
+    commands.push(`# ${label}\n${[...envText, show(full)].join(' \\\n  ')}`);
+    return new Promise((resolve, reject) => {
+        const proc = spawn(full[0], full.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        proc.stdout.on('data', d => (out += d));
+        proc.stderr.on('data', d => (err += d));
+        proc.on('exit', code => {
+            const line = out.split('\n').find(l => l.startsWith('BENCH '));
+            if (!line) return reject(new Error(`${label}: no BENCH line (exit ${code})\n${out}${err}`.trim()));
+            const figures = Object.fromEntries(line.slice(6).split(' ').map(kv => kv.split('=')));
+            for (const k of Object.keys(figures)) if (!Number.isNaN(Number(figures[k]))) figures[k] = Number(figures[k]);
+            figures.exit = code;
+            resolve(figures);
+        });
+    });
+}
+
+// ---- HTTP ----------------------------------------------------------------------------------------------------
+
+const luaScript = path.join(benchDir, 'wrk/mcp.lua');
+const callArgs = { name: 'echo', arguments: { text: 'hello' } };
+
+/** wrk environment for one or more requests; `__ID__` in a body becomes a fresh id per request. */
+function wrkEnv(requests, expect) {
+    const env = { BENCH_COUNT: String(requests.length), BENCH_EXPECT: expect };
+    requests.forEach((r, i) => {
+        env[`BENCH_BODY_${i + 1}`] = r.body.replace('"id":"__ID__"', '"id":__ID__');
+        env[`BENCH_HEADERS_${i + 1}`] = Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join('|');
+    });
+    return env;
+}
+
+async function wrk(label, server, env, seconds) {
+    const cmd = ['wrk', '-t1', `-c${plan.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', luaScript, server.url];
+    const cpu0 = cpuSeconds(server.pid);
+    const t0 = performance.now();
+    const f = await runTool(label, cmd, env);
+    const wall = (performance.now() - t0) / 1000;
+    f.cpu_pct = (100 * (cpuSeconds(server.pid) - cpu0)) / wall;
+    f.rss_kb = rssKb(server.pid);
+    return f;
+}
+
+const httpWorkloads = {
+    'HTTP modern tools/call': { request: () => modernRequest('__ID__', 'tools/call', callArgs, 'echo'), expect: '"text":"hello"' },
+    'HTTP modern tools/list': { request: () => modernRequest('__ID__', 'tools/list'), expect: '"name":"echo"' },
+    'HTTP server/discover': { request: () => modernRequest('__ID__', 'server/discover'), expect: '"supportedVersions"' },
+    'HTTP legacy tools/call': { request: sid => legacyRequest('__ID__', 'tools/call', callArgs, sid), expect: '"text":"hello"' }
+};
+
+async function measureHttp(server, target, workloads, { legacySession }) {
+    // Warm up (JIT, allocator, connection setup) with the first workload; not recorded.
+    const first = httpWorkloads[workloads[0]];
+    const sid = legacySession ? await openLegacySession(server.url) : undefined;
+    await wrk(`${target}: warm-up`, server, wrkEnv([first.request(sid)], first.expect), plan.warmupSeconds);
+    for (const w of workloads) {
+        const spec = httpWorkloads[w];
+        const f = await wrk(`${w} — ${target}`, server, wrkEnv([spec.request(sid)], spec.expect), plan.httpSeconds);
+        rows.push({ workload: w, target, rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
+    }
+}
+
+async function nginxFloor() {
+    const port = await freePort();
+    const dir = path.join(logDir, 'nginx');
+    fs.mkdirSync(dir, { recursive: true });
+    const body = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}';
+    const conf = path.join(dir, 'nginx.conf');
+    fs.writeFileSync(
+        conf,
+        `# The physical floor: a fixed 200 JSON answer to every POST on /mcp.
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path ${dir}/body;
+    proxy_temp_path ${dir}/proxy;
+    fastcgi_temp_path ${dir}/fastcgi;
+    uwsgi_temp_path ${dir}/uwsgi;
+    scgi_temp_path ${dir}/scgi;
+    server {
+        listen 127.0.0.1:${port};
+        location = /mcp {
+            default_type application/json;
+            return 200 '${body}';
+        }
+    }
+}
+`
+    );
+    commands.push(`# nginx.conf (written by bench/run.mjs)\n${fs.readFileSync(conf, 'utf8').trim()}`);
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const server = await startServer('nginx', ['nginx', '-e', `${dir}/error.log`, '-p', dir, '-c', conf], { url, port });
+    try {
+        const spec = httpWorkloads['HTTP modern tools/call'];
+        const env = wrkEnv([spec.request()], spec.expect);
+        await wrk('nginx: warm-up', server, env, plan.warmupSeconds);
+        const f = await wrk('floor — nginx', server, env, plan.httpSeconds);
+        rows.push({ workload: 'HTTP floor (fixed 200 JSON)', target: 'nginx', rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
+    } finally {
+        await stopServer(server);
+    }
+}
+
+async function httpGroup() {
+    await nginxFloor();
+    const all = Object.keys(httpWorkloads);
+    const duet = await startServer('duet', [bin.duet, 'serve', '--port', '0']);
+    try {
+        await measureHttp(duet, 'Duet', all, { legacySession: true });
+    } finally {
+        await stopServer(duet);
+    }
+    const sdk1 = await startServer('sdk1', ['node', path.join(peers, 'sdk1-echo.mjs'), '--port', '0']);
+    try {
+        await measureHttp(sdk1, 'sdk@1.32.2', ['HTTP legacy tools/call'], { legacySession: true });
+    } finally {
+        await stopServer(sdk1);
+    }
+    const v2 = await startServer('v2', ['node', path.join(peers, 'v2-echo.mjs'), '--port', '0']);
+    try {
+        // Its legacy leg is stateless by design (createMcpHandler), so no session.
+        await measureHttp(v2, 'server@2.4.0', all, { legacySession: false });
+    } finally {
+        await stopServer(v2);
+    }
+}
+
+// ---- stdio ---------------------------------------------------------------------------------------------------
+
+async function stdio(workload, target, era, serverCmd) {
+    const cmd = [bin.driver, '--era', era, '--seconds', String(plan.stdioSeconds), '--warmup', '2000', '--window', '64', '--', ...pinned(serverCpu, serverCmd)];
+    const f = await runTool(`${workload} — ${target}`, cmd);
+    rows.push({ workload, target, rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: (100 * f.server_cpu_s) / f.seconds, rss_kb: f.server_rss_kb, bad: f.bad, unit: 'msg/s' });
+}
+
+async function stdioGroup() {
+    for (const era of ['legacy', 'modern']) {
+        const w = `stdio ${era} tools/call (pipelined)`;
+        await stdio(w, 'driver ceiling (echo process)', era, [bin.echo]);
+        await stdio(w, 'Duet', era, [bin.duet, 'serve', '--stdio']);
+        if (era === 'legacy') await stdio(w, 'sdk@1.32.2', era, ['node', path.join(peers, 'sdk1-echo.mjs'), '--stdio']);
+        await stdio(w, 'server@2.4.0', era, ['node', path.join(peers, 'v2-echo.mjs'), '--stdio']);
+    }
+}
+
+// ---- memory and fan-out --------------------------------------------------------------------------------------
+
+async function sessionsGroup() {
+    for (const [target, cmd] of [
+        ['Duet', [bin.duet, 'serve', '--port', '0']],
+        ['sdk@1.32.2', ['node', path.join(peers, 'sdk1-echo.mjs'), '--port', '0']]
+    ]) {
+        const s = await startServer(`${target}-sessions`, cmd);
+        try {
+            const f = await runTool(`idle legacy sessions — ${target}`, ['node', path.join(benchDir, 'sessions.mjs'), s.url, String(s.pid), String(plan.sessions)]);
+            (extra.sessions ??= {})[target] = f;
+        } finally {
+            await stopServer(s);
+        }
+    }
+}
+
+async function fanoutGroup() {
+    const s = await startServer('fanout', [bin.fanout, '--port', '0']);
+    try {
+        extra.fanout = await runTool('listen streams + list_changed fan-out — Duet', ['node', path.join(benchDir, 'fanout.mjs'), s.url, String(s.pid), String(plan.streams)]);
+    } finally {
+        await stopServer(s);
+    }
+}
+
+async function sustainedGroup() {
+    const s = await startServer('duet-sustained', [bin.duet, 'serve', '--port', '0']);
+    try {
+        const sid = await openLegacySession(s.url);
+        const mix = [
+            modernRequest('__ID__', 'tools/call', callArgs, 'echo'),
+            modernRequest('__ID__', 'tools/list'),
+            modernRequest('__ID__', 'server/discover'),
+            legacyRequest('__ID__', 'tools/call', callArgs, sid)
+        ];
+        const samples = [];
+        const t0 = performance.now();
+        const sampler = setInterval(() => samples.push({ t: (performance.now() - t0) / 1000, rss_kb: rssKb(s.pid) }), 1000);
+        const f = await wrk('sustained mixed load — Duet', s, wrkEnv(mix, '"result"'), plan.sustainedSeconds);
+        clearInterval(sampler);
+        const settled = samples.find(x => x.t >= Math.min(10, plan.sustainedSeconds / 3)) ?? samples[0];
+        extra.sustained = { ...f, samples, rss_settled_kb: settled.rss_kb, settled_at_s: settled.t, rss_end_kb: samples.at(-1).rss_kb, rss_max_kb: Math.max(...samples.map(x => x.rss_kb)) };
+        rows.push({ workload: `HTTP mixed, sustained ${plan.sustainedSeconds} s`, target: 'Duet', rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
+    } finally {
+        await stopServer(s);
+    }
+}
+
+// ---- verdicts ------------------------------------------------------------------------------------------------
+
+const find = (workload, target) => rows.find(r => r.workload === workload && r.target === target);
+const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? '—' : Number(x).toFixed(digits));
+const ms = us => fmt(us / 1000, 2);
+
+function verdicts() {
+    const check = (target, ok, detail) => checks.push({ target, verdict: ok === undefined ? 'n/a' : ok ? 'PASS' : 'FAIL', detail });
+    const floor = find('HTTP floor (fixed 200 JSON)', 'nginx');
+    for (const w of ['HTTP modern tools/call', 'HTTP legacy tools/call']) {
+        const d = find(w, 'Duet');
+        if (!d || !floor) continue;
+        const share = d.rate / floor.rate;
+        check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, `${fmt(100 * share, 1)} % (${fmt(d.rate)} vs ${fmt(floor.rate)} req/s)`);
+        check(`${w}: p99 ≤ 2 ms at ${plan.connections} connections`, d.p99_us <= 2000, `p99 ${ms(d.p99_us)} ms`);
+    }
+    const sdk1 = find('stdio legacy tools/call (pipelined)', 'sdk@1.32.2');
+    for (const era of ['legacy', 'modern']) {
+        const d = find(`stdio ${era} tools/call (pipelined)`, 'Duet');
+        if (!d || !sdk1) continue;
+        check(`stdio ${era}: ≥ 10× the sdk@1.32.2 stdio server`, d.rate >= 10 * sdk1.rate, `${fmt(d.rate / sdk1.rate, 1)}× (${fmt(d.rate)} vs ${fmt(sdk1.rate)} msg/s)`);
+    }
+    const stdioRows = rows.filter(r => r.workload.startsWith('stdio'));
+    const ceiling = Math.min(...stdioRows.filter(r => r.target.startsWith('driver')).map(r => r.rate));
+    const fastest = Math.max(...stdioRows.filter(r => !r.target.startsWith('driver')).map(r => r.rate));
+    if (stdioRows.length) check('stdio driver is not the bottleneck (ceiling ≥ 2× the fastest server)', ceiling >= 2 * fastest, `ceiling ${fmt(ceiling)} msg/s, fastest server ${fmt(fastest)} msg/s`);
+    const ds = extra.sessions?.Duet;
+    if (ds) check(`idle legacy sessions: ≤ 4 KiB each (${ds.sessions} sessions)`, ds.bytes_per_session <= 4096, `${fmt(ds.bytes_per_session)} B/session (RSS ${fmt(ds.rss_before_kb / 1024, 1)} → ${fmt(ds.rss_after_kb / 1024, 1)} MiB)`);
+    const f = extra.fanout;
+    if (f) {
+        const mb = (f.rss_streams_kb - f.rss_before_kb) / 1024;
+        check(`${f.streams} listen streams: < 16 MB on top of the idle server`, mb < 16 && f.missing === 0, `+${fmt(mb, 1)} MiB (RSS ${fmt(f.rss_streams_kb / 1024, 1)} MiB in all); every stream got list_changed: ${f.missing === 0 ? 'yes' : `no, ${f.missing} missing`}`);
+        check(`list_changed fan-out to ${f.streams} streams (reported, no target)`, undefined, `last stream after ${f.fanout_last_ms} ms, median ${f.fanout_p50_ms} ms`);
+    }
+    const s = extra.sustained;
+    if (s) {
+        const growth = (s.rss_end_kb - s.rss_settled_kb) / s.rss_settled_kb;
+        check(`RSS flat under ${plan.sustainedSeconds} s of sustained load (≤ 10 % growth after ${fmt(s.settled_at_s)} s)`, growth <= 0.1, `${fmt(s.rss_settled_kb / 1024, 1)} → ${fmt(s.rss_end_kb / 1024, 1)} MiB (${fmt(100 * growth, 1)} %), max ${fmt(s.rss_max_kb / 1024, 1)} MiB`);
+    }
+    const bad = rows.filter(r => r.bad > 0);
+    check('every answer was a real result (no errors, no bad bodies, no socket errors)', bad.length === 0, bad.length ? bad.map(r => `${r.workload} — ${r.target}: ${r.bad}`).join('; ') : 'all checked');
+}
+
+// ---- output --------------------------------------------------------------------------------------------------
+
+function table() {
+    const header = ['workload', 'target', 'rate', 'p50 ms', 'p99 ms', 'server CPU %', 'RSS MiB', 'bad', 'Duet ÷ this'];
+    const lines = rows.map(r => {
+        const duet = find(r.workload, 'Duet') ?? (r.target === 'nginx' ? find('HTTP modern tools/call', 'Duet') : undefined);
+        const legacyDuet = r.target === 'nginx' ? find('HTTP legacy tools/call', 'Duet') : undefined;
+        let ratio = '';
+        if (r.target !== 'Duet' && duet && !r.target.startsWith('driver'))
+            ratio = r.target === 'nginx' ? `${fmt(duet.rate / r.rate, 2)} modern, ${legacyDuet ? fmt(legacyDuet.rate / r.rate, 2) : '—'} legacy` : `${fmt(duet.rate / r.rate, 1)}×`;
+        return [r.workload, r.target, `${fmt(r.rate)} ${r.unit}`, ms(r.p50_us), ms(r.p99_us), fmt(r.cpu_pct), fmt(r.rss_kb / 1024, 1), String(r.bad), ratio];
+    });
+    return [header, ...lines];
+}
+
+function markdown(t) {
+    const [h, ...body] = t;
+    return [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...body.map(r => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function plain(t) {
+    const widths = t[0].map((_, i) => Math.max(...t.map(r => r[i].length)));
+    return t.map(r => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+function tryRun(cmd, args) {
+    try {
+        return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    } catch (e) {
+        return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || 'unavailable';
+    }
+}
+
+function versions() {
+    const pkg = name => JSON.parse(fs.readFileSync(path.join(peers, 'node_modules', name, 'package.json'), 'utf8')).version;
+    const peerVersions = ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/node', '@modelcontextprotocol/core', 'zod'].map(n => {
+        try {
+            return `${n}@${pkg(n)}`;
+        } catch {
+            return `${n}: not installed`;
+        }
+    });
+    return [
+        `Duet: commit ${tryRun('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])}${tryRun('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no']) ? ' (with uncommitted changes)' : ''}, Release build (${rel(release)})`,
+        `Compiler: ${tryRun('c++', ['--version']).split('\n')[0]}`,
+        `Boost: ${tryRun('dpkg-query', ['-W', '-f=${Version}', 'libboost1.81-dev'])}`,
+        `Node: ${process.version}; peers: ${peerVersions.join(', ')}`,
+        `wrk: ${tryRun('wrk', ['-v']).split('\n')[0]}`,
+        `nginx: ${tryRun('nginx', ['-v']).split('\n')[0]}`,
+        `Kernel: ${os.release()}`
+    ];
+}
+
+function machine() {
+    const model = os.cpus()[0]?.model ?? 'unknown';
+    return [
+        `${cores} cores (${model}), ${fmt(os.totalmem() / 2 ** 30, 1)} GiB memory`,
+        `Pinning: servers on CPU ${serverCpu ?? '(none)'}, load generators on CPU ${loadCpu ?? '(none)'} (taskset)`,
+        `Load average before: ${loadBefore.map(x => fmt(x, 2)).join(', ')}; after: ${os.loadavg().map(x => fmt(x, 2)).join(', ')}`
+    ];
+}
+
+function report(seconds, failures) {
+    const findingsFile = path.join(benchDir, 'findings.md');
+    const findings = fs.existsSync(findingsFile) ? fs.readFileSync(findingsFile, 'utf8').trim() : '';
+    const shared = Math.max(...loadBefore) > 0.5 * cores;
+    return `# Benchmark results
+
+Written by \`make bench\` (bench/run.mjs${quick ? ' --quick' : ''}) on ${startedAt.toISOString()}; the run took ${fmt(seconds)} s.
+Every figure that matters is a ratio between targets measured in this same run.${shared ? `
+
+**The machine was shared during this run** (load average ${loadBefore.map(x => fmt(x, 2)).join(', ')} before it started on
+${cores} cores), so absolute figures are noisy and lower than on a quiet machine; the ratios are less affected.` : ''}
+
+## Machine
+
+${machine().map(l => `- ${l}`).join('\n')}
+
+## Versions
+
+${versions().map(l => `- ${l}`).join('\n')}
+
+## Figures
+
+${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} s per run after a ${plan.warmupSeconds} s warm-up;
+stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with 64 in flight after 2 000 warm-up requests.
+Latency for stdio is time in flight with 64 outstanding, not an idle round trip. Server CPU % is CPU time over
+wall time (100 % = one core). RSS is at the end of the run. "bad" counts answers that were not a real result.
+
+${markdown(table())}
+
+Idle legacy sessions (${plan.sessions}, 200 of them opened first as warm-up; RSS growth over the other ones):
+
+${Object.entries(extra.sessions ?? {}).map(([t, f]) => `- ${t}: ${fmt(f.bytes_per_session)} B/session, RSS ${fmt(f.rss_before_kb / 1024, 1)} → ${fmt(f.rss_after_kb / 1024, 1)} MiB, opened in ${f.seconds} s`).join('\n') || '- not run'}
+
+Listen streams and list_changed fan-out (bench_fanout_server, Duet's library with \`duet serve\`'s HTTP defaults):
+
+${extra.fanout ? `- ${extra.fanout.streams} streams opened and acknowledged in ${extra.fanout.open_seconds} s; RSS ${fmt(extra.fanout.rss_before_kb / 1024, 1)} → ${fmt(extra.fanout.rss_streams_kb / 1024, 1)} MiB
+- one tool change reached the median stream after ${extra.fanout.fanout_p50_ms} ms and the last after ${extra.fanout.fanout_last_ms} ms (measured by one Node client reading all streams; ${extra.fanout.missing} missed it)` : '- not run'}
+
+Sustained load (RSS sampled every second):
+
+${extra.sustained ? `- ${fmt(extra.sustained.rate)} req/s for ${plan.sustainedSeconds} s; RSS ${extra.sustained.samples.filter((_, i) => i % 5 === 0).map(x => fmt(x.rss_kb / 1024, 1)).join(' → ')} MiB (every 5 s)` : '- not run'}
+
+## Targets
+
+${checks.map(c => `- **${c.verdict}** ${c.target}: ${c.detail}`).join('\n')}
+${failures.length ? `\nErrors while running:\n\n${failures.map(f => `- ${f}`).join('\n')}\n` : ''}
+## Commands
+
+Each target was started, driven, and stopped in turn, exactly as follows (from the repository root).
+
+\`\`\`sh
+${commands.join('\n\n')}
+\`\`\`
+${findings ? `\n${findings}\n` : ''}`;
+}
+
+// ---- main ----------------------------------------------------------------------------------------------------
+
+for (const [name, p] of Object.entries(bin))
+    if (!fs.existsSync(p)) {
+        console.error(`bench: ${rel(p)} is missing; run scripts/build release first (make bench does)`);
+        process.exit(2);
+    }
+
+const t0 = performance.now();
+const failures = [];
+const steps = { http: httpGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
+for (const [name, step] of Object.entries(steps)) {
+    if (!groups.has(name)) continue;
+    console.error(`bench: ${name}…`);
+    try {
+        await step();
+    } catch (e) {
+        failures.push(`${name}: ${e.message}`);
+        console.error(`bench: ${name} failed: ${e.message}`);
+    }
+}
+verdicts();
+const seconds = (performance.now() - t0) / 1000;
+
+console.log(plain(table()));
+console.log('');
+for (const c of checks) console.log(`${c.verdict.padEnd(4)}  ${c.target}: ${c.detail}`);
+for (const f of failures) console.log(`ERROR ${f}`);
+if (outFile) {
+    fs.writeFileSync(outFile, report(seconds, failures));
+    console.log(`\nbench: wrote ${rel(outFile)} (${fmt(seconds)} s; logs in ${logDir})`);
+}
+process.exit(failures.length ? 1 : 0);

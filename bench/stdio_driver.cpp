@@ -1,0 +1,372 @@
+// bench_stdio_driver: drives an MCP server over stdio with pipelined `tools/call echo` requests and prints one
+// machine-readable line of figures.
+//
+//     bench_stdio_driver --era legacy|modern (--requests N | --seconds S) [--window W] [--warmup N]
+//                        -- COMMAND [ARGS...]
+//
+// It starts COMMAND with pipes on its stdin and stdout, opens the era (legacy: initialize, then
+// notifications/initialized; modern: server/discover), sends N warm-up requests, then keeps W requests in
+// flight until N have been answered (or, with --seconds, sends for S seconds and waits for the last answers). Every response line is parsed and must be the result of an outstanding request whose first
+// content block echoes the text sent; anything else counts as bad. Notifications the server sends are counted
+// and ignored. The server's CPU time and RSS come from /proc/<pid> around the measured phase.
+//
+// Output (stdout, one line):
+//     BENCH messages=N seconds=S rate=R p50_us=A p99_us=B bad=K notifications=M server_cpu_s=C server_rss_kb=K
+//
+// The driver must never be the bottleneck: `make bench` measures it against bench_echo_process, a server that
+// answers every line with a canned result, and reports that ceiling next to the real servers.
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <signal.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+constexpr char const* modern_version = "2026-07-28";
+constexpr char const* legacy_version = "2025-11-25";
+constexpr char const* echo_text = "hello";
+
+struct options {
+    bool modern = true;
+    std::size_t requests = 0;
+    double seconds = 0;
+    std::size_t window = 64;
+    std::size_t warmup = 0;
+    std::vector<char*> command;
+};
+
+[[noreturn]] void fail(std::string const& why) {
+    std::fprintf(stderr, "bench_stdio_driver: %s\n", why.c_str());
+    std::exit(2);
+}
+
+options parse_options(int argc, char** argv) {
+    options o;
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc)
+                fail("missing value after " + arg);
+            return argv[++i];
+        };
+        if (arg == "--") {
+            ++i;
+            break;
+        }
+        if (arg == "--era") {
+            auto era = value();
+            if (era != "modern" && era != "legacy")
+                fail("--era must be modern or legacy, not " + era);
+            o.modern = era == "modern";
+        } else if (arg == "--requests")
+            o.requests = std::stoul(value());
+        else if (arg == "--seconds")
+            o.seconds = std::stod(value());
+        else if (arg == "--window")
+            o.window = std::stoul(value());
+        else if (arg == "--warmup")
+            o.warmup = std::stoul(value());
+        else
+            fail("unknown option " + arg);
+    }
+    for (; i < argc; ++i)
+        o.command.push_back(argv[i]);
+    if (o.command.empty())
+        fail("usage: bench_stdio_driver --era legacy|modern (--requests N | --seconds S) [--window W] "
+             "[--warmup N] -- CMD...");
+    if ((o.requests == 0) == (o.seconds <= 0))
+        fail("give one of --requests N and --seconds S");
+    if (o.window == 0)
+        fail("--window must be positive");
+    o.command.push_back(nullptr);
+    return o;
+}
+
+// ---- the child process --------------------------------------------------------------------------------------
+
+struct child {
+    pid_t pid = -1;
+    int to = -1;   // its stdin
+    int from = -1; // its stdout
+};
+
+child spawn(std::vector<char*> const& command) {
+    int in[2];
+    int out[2];
+    if (pipe(in) != 0 || pipe(out) != 0)
+        fail(std::string("pipe: ") + std::strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        fail(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execvp(command[0], command.data());
+        std::fprintf(stderr, "bench_stdio_driver: cannot run %s: %s\n", command[0], std::strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    return {pid, in[1], out[0]};
+}
+
+// utime + stime of a live process, in seconds.
+double cpu_seconds(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close_paren = text.rfind(')');
+    if (close_paren == std::string::npos)
+        return 0;
+    std::istringstream fields(text.substr(close_paren + 2));
+    std::string field;
+    unsigned long long utime = 0;
+    unsigned long long stime = 0;
+    // Fields after the command: state(3) ... utime(14) stime(15).
+    for (int n = 3; n <= 15 && fields >> field; ++n) {
+        if (n == 14)
+            utime = std::stoull(field);
+        if (n == 15)
+            stime = std::stoull(field);
+    }
+    return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+long rss_kb(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::strtol(line.c_str() + 6, nullptr, 10);
+    return 0;
+}
+
+// ---- the conversation ---------------------------------------------------------------------------------------
+
+std::string request_line(bool modern, std::size_t id, char const* method, json::object params) {
+    if (modern)
+        params["_meta"] = json::object{{"io.modelcontextprotocol/protocolVersion", modern_version},
+                                       {"io.modelcontextprotocol/clientCapabilities", json::object{}}};
+    json::object msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+    return json::serialize(msg) + "\n";
+}
+
+std::string call_line(bool modern, std::size_t id) {
+    return request_line(modern, id, "tools/call",
+                        json::object{{"name", "echo"}, {"arguments", json::object{{"text", echo_text}}}});
+}
+
+struct tally {
+    std::size_t answered = 0;
+    std::size_t bad = 0;
+    std::size_t notifications = 0;
+    std::vector<double> latencies_us;
+};
+
+class pump {
+public:
+    pump(child c) : c_(c) {}
+
+    // Sends up to `count` requests (ids first_id.., each line made by `make`), no more once `deadline` has
+    // passed, with at most `window` unanswered, and returns when every one sent has been answered. An answer
+    // is good when it is a result, not an error, and (when `expect_echo`) its first content block is the
+    // echoed text. Returns how many were sent.
+    template<class Make>
+    std::size_t run(std::size_t first_id, std::size_t count, clock_type::time_point deadline, std::size_t window,
+                    bool expect_echo, Make make, tally& t) {
+        sent_at_.clear();
+        answered_.clear();
+        first_id_ = first_id;
+        expect_echo_ = expect_echo;
+        std::size_t next = 0;
+        std::size_t done = 0;
+        bool sending = true;
+        while (sending || done < next) {
+            sending = next < count && clock_type::now() < deadline;
+            while (sending && next < count && next - done < window && outgoing_.size() < (1u << 20)) {
+                outgoing_ += make(first_id + next);
+                sent_at_.push_back(clock_type::now());
+                answered_.push_back(false);
+                ++next;
+            }
+            if (!sending && done == next)
+                break;
+            pollfd fds[2] = {{c_.from, POLLIN, 0}, {c_.to, short(outgoing_.empty() ? 0 : POLLOUT), 0}};
+            if (::poll(fds, 2, 30000) <= 0)
+                fail("the server stopped answering (30 s without progress)");
+            if (fds[1].revents & (POLLOUT | POLLERR)) {
+                auto n = ::write(c_.to, outgoing_.data(), outgoing_.size());
+                if (n < 0 && errno != EAGAIN)
+                    fail(std::string("write to the server: ") + std::strerror(errno));
+                if (n > 0)
+                    outgoing_.erase(0, std::size_t(n));
+            }
+            if (fds[0].revents & (POLLIN | POLLHUP)) {
+                char buf[65536];
+                auto n = ::read(c_.from, buf, sizeof buf);
+                if (n == 0)
+                    fail("the server closed its stdout");
+                if (n < 0 && errno != EAGAIN)
+                    fail(std::string("read from the server: ") + std::strerror(errno));
+                if (n > 0)
+                    incoming_.append(buf, std::size_t(n));
+                done += consume_lines(t);
+            }
+        }
+        return next;
+    }
+
+private:
+    std::size_t consume_lines(tally& t) {
+        std::size_t answered = 0;
+        std::size_t start = 0;
+        for (auto nl = incoming_.find('\n', start); nl != std::string::npos; nl = incoming_.find('\n', start)) {
+            auto now = clock_type::now();
+            answered += check(std::string_view(incoming_).substr(start, nl - start), now, t);
+            start = nl + 1;
+        }
+        incoming_.erase(0, start);
+        return answered;
+    }
+
+    // 1 when the line answers an outstanding request (well or badly), 0 for a notification.
+    std::size_t check(std::string_view line, clock_type::time_point now, tally& t) {
+        boost::system::error_code ec;
+        auto v = json::parse(line, ec);
+        auto const* msg = ec ? nullptr : v.if_object();
+        if (!msg)
+            fail("the server wrote a line that is not a JSON object: " + std::string(line.substr(0, 200)));
+        auto const* id = msg->if_contains("id");
+        if (!id) {
+            ++t.notifications;
+            return 0;
+        }
+        if (!id->is_int64() || id->as_int64() < std::int64_t(first_id_) ||
+            std::size_t(id->as_int64()) - first_id_ >= answered_.size() ||
+            answered_[std::size_t(id->as_int64()) - first_id_])
+            fail("a response to no outstanding request: " + std::string(line.substr(0, 200)));
+        auto slot = std::size_t(id->as_int64()) - first_id_;
+        answered_[slot] = true;
+        ++t.answered;
+        t.latencies_us.push_back(std::chrono::duration<double, std::micro>(now - sent_at_[slot]).count());
+        if (!good_result(*msg, expect_echo_))
+            ++t.bad;
+        return 1;
+    }
+
+    static bool good_result(json::object const& msg, bool expect_echo) {
+        auto const* result = msg.if_contains("result");
+        if (!result || !result->is_object())
+            return false;
+        auto const& r = result->get_object();
+        if (auto const* is_error = r.if_contains("isError"); is_error && is_error->is_bool() && is_error->get_bool())
+            return false;
+        if (!expect_echo)
+            return true;
+        auto const* content = r.if_contains("content");
+        if (!content || !content->is_array() || content->get_array().empty())
+            return false;
+        auto const* first = content->get_array()[0].if_object();
+        auto const* text = first ? first->if_contains("text") : nullptr;
+        return text && text->is_string() && text->get_string() == echo_text;
+    }
+
+    child c_;
+    std::string outgoing_;
+    std::string incoming_;
+    std::size_t first_id_ = 0;
+    bool expect_echo_ = true;
+    std::vector<clock_type::time_point> sent_at_;
+    std::vector<bool> answered_;
+};
+
+// Sends the era's opening request and fails unless its answer is a result.
+void handshake(pump& p, bool modern) {
+    tally t;
+    auto make = [modern](std::size_t id) {
+        if (modern)
+            return request_line(true, id, "server/discover", json::object{});
+        return request_line(false, id, "initialize",
+                            json::object{{"protocolVersion", legacy_version},
+                                         {"capabilities", json::object{}},
+                                         {"clientInfo", json::object{{"name", "bench"}, {"version", "1"}}}});
+    };
+    p.run(0, 1, clock_type::time_point::max(), 1, false, make, t);
+    if (t.bad)
+        fail(modern ? "server/discover did not return a result" : "initialize did not return a result");
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty())
+        return 0;
+    auto k = std::min(v.size() - 1, std::size_t(p / 100.0 * double(v.size())));
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
+    return v[k];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    signal(SIGPIPE, SIG_IGN);
+    auto const o = parse_options(argc, argv);
+    auto c = spawn(o.command);
+    pump p(c);
+
+    handshake(p, o.modern);
+    if (!o.modern) {
+        auto const initialized = std::string(R"({"jsonrpc":"2.0","method":"notifications/initialized"})") + "\n";
+        if (::write(c.to, initialized.data(), initialized.size()) != ssize_t(initialized.size()))
+            fail("cannot send notifications/initialized");
+    }
+
+    auto make = [&](std::size_t id) { return call_line(o.modern, id); };
+    if (o.warmup) {
+        tally warm;
+        p.run(1, o.warmup, clock_type::time_point::max(), o.window, true, make, warm);
+        if (warm.bad)
+            fail(std::to_string(warm.bad) + " bad answers during warm-up; is `echo` there?");
+    }
+
+    tally t;
+    auto const cpu_before = cpu_seconds(c.pid);
+    auto const start = clock_type::now();
+    auto const deadline = o.seconds > 0 ? start + std::chrono::duration_cast<clock_type::duration>(
+                                                      std::chrono::duration<double>(o.seconds))
+                                        : clock_type::time_point::max();
+    p.run(1 + o.warmup, o.requests ? o.requests : SIZE_MAX, deadline, o.window, true, make, t);
+    auto const seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    auto const cpu = cpu_seconds(c.pid) - cpu_before;
+    auto const rss = rss_kb(c.pid);
+
+    close(c.to);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+
+    std::printf("BENCH messages=%zu seconds=%.3f rate=%.0f p50_us=%.0f p99_us=%.0f bad=%zu notifications=%zu "
+                "server_cpu_s=%.2f server_rss_kb=%ld\n",
+                t.answered, seconds, double(t.answered) / seconds, percentile(t.latencies_us, 50),
+                percentile(t.latencies_us, 99), t.bad, t.notifications, cpu, rss);
+    return t.bad == 0 ? 0 : 1;
+}
