@@ -3,10 +3,11 @@
 // For every input line that carries an "id", it writes one line with that id and a canned echo result; lines
 // without an id (notifications) get nothing. It parses no JSON: it copies the id's text as it appears, which
 // is enough for the driver's requests (integer ids, "id" written once). Exits at end of input.
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unistd.h>
 
 namespace {
 

@@ -1,7 +1,7 @@
 // bench_fanout_server: the server `make bench` measures the list_changed fan-out and listen-stream memory on.
 //
-// `duet serve` cannot change its tools at runtime from outside, so this is Duet's library with the defaults of
-// `duet serve` (http_options{}, loopback, port chosen by --port) and two tools: `echo`, and `touch_tools`,
+// `duet serve` cannot change its tools at runtime from outside, so this is Duet's library with the defaults
+// of `duet serve` (http_options{}, loopback, port chosen by --port) and two tools: `echo`, and `touch_tools`,
 // which adds or removes a tool named `extra` and so announces notifications/tools/list_changed to every
 // listener. The load generator opens its listen streams, then calls `touch_tools` and times the last stream's
 // notification. The first stdout line is the endpoint URL, as with `duet serve`.
@@ -42,18 +42,19 @@ int main(int argc, char** argv) {
                      co_return tool_result::text(args.at("text").as_string());
                  });
     std::atomic<bool> extra{false};
-    srv.add_tool(tool{.name = "touch_tools", .input_schema = {{"type", "object"}}},
-                 [&srv, &extra](json::object const&, request_context&) -> boost::asio::awaitable<tool_result> {
-                     if (extra.exchange(!extra.load()))
-                         srv.remove_tool("extra");
-                     else
-                         srv.add_tool(tool{.name = "extra", .input_schema = text_schema()},
-                                      [](json::object const&, request_context&)
-                                          -> boost::asio::awaitable<tool_result> {
-                                          co_return tool_result::text("extra");
-                                      });
-                     co_return tool_result::text("changed");
-                 });
+    srv.add_tool(
+        tool{.name = "touch_tools", .input_schema = {{"type", "object"}}},
+        [&srv, &extra](json::object const&, request_context&) -> boost::asio::awaitable<tool_result> {
+            if (extra.exchange(!extra.load()))
+                srv.remove_tool("extra");
+            else
+                srv.add_tool(
+                    tool{.name = "extra", .input_schema = text_schema()},
+                    [](json::object const&, request_context&) -> boost::asio::awaitable<tool_result> {
+                        co_return tool_result::text("extra");
+                    });
+            co_return tool_result::text("changed");
+        });
 
     duet::transport::http_server server(srv, http);
     if (auto ec = server.listen()) {

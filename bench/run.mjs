@@ -349,7 +349,9 @@ function verdicts() {
         const d = find(w, 'Duet');
         if (!d || !floor) continue;
         const share = d.rate / floor.rate;
-        check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, `${fmt(100 * share, 1)} % (${fmt(d.rate)} vs ${fmt(floor.rate)} req/s)`);
+        // A floor whose nginx did not use most of its core was bounded by the load generator or the machine.
+        const bounded = floor.cpu_pct < 80 ? `; nginx used only ${fmt(floor.cpu_pct)} % of its core, so the floor is bounded by the load generator and the machine, not by nginx` : '';
+        check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, `${fmt(100 * share, 1)} % (${fmt(d.rate)} vs ${fmt(floor.rate)} req/s${bounded})`);
         check(`${w}: p99 ≤ 2 ms at ${plan.connections} connections`, d.p99_us <= 2000, `p99 ${ms(d.p99_us)} ms`);
     }
     const sdk1 = find('stdio legacy tools/call (pipelined)', 'sdk@1.32.2');
@@ -465,6 +467,8 @@ ${versions().map(l => `- ${l}`).join('\n')}
 
 ${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} s per run after a ${plan.warmupSeconds} s warm-up;
 stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with 64 in flight after 2 000 warm-up requests.
+Duet's legacy HTTP runs share one session (opened first); sdk@1.32.2 likewise; server@2.4.0 serves legacy
+requests statelessly by design (createMcpHandler's fallback, answering in SSE), so its legacy run has no session.
 Latency for stdio is time in flight with 64 outstanding, not an idle round trip. Server CPU % is CPU time over
 wall time (100 % = one core). RSS is at the end of the run. "bad" counts answers that were not a real result.
 
@@ -522,6 +526,9 @@ verdicts();
 const seconds = (performance.now() - t0) / 1000;
 
 console.log(plain(table()));
+console.log('');
+for (const [t, f] of Object.entries(extra.sessions ?? {}))
+    console.log(`idle legacy sessions — ${t}: ${fmt(f.bytes_per_session)} B/session (${f.sessions} sessions, RSS ${fmt(f.rss_before_kb / 1024, 1)} → ${fmt(f.rss_after_kb / 1024, 1)} MiB)`);
 console.log('');
 for (const c of checks) console.log(`${c.verdict.padEnd(4)}  ${c.target}: ${c.detail}`);
 for (const f of failures) console.log(`ERROR ${f}`);

@@ -1,21 +1,29 @@
-// bench_stdio_driver: drives an MCP server over stdio with pipelined `tools/call echo` requests and prints one
-// machine-readable line of figures.
+// bench_stdio_driver: drives an MCP server over stdio with pipelined `tools/call echo` requests and prints
+// one machine-readable line of figures.
 //
 //     bench_stdio_driver --era legacy|modern (--requests N | --seconds S) [--window W] [--warmup N]
 //                        -- COMMAND [ARGS...]
 //
 // It starts COMMAND with pipes on its stdin and stdout, opens the era (legacy: initialize, then
 // notifications/initialized; modern: server/discover), sends N warm-up requests, then keeps W requests in
-// flight until N have been answered (or, with --seconds, sends for S seconds and waits for the last answers). Every response line is parsed and must be the result of an outstanding request whose first
-// content block echoes the text sent; anything else counts as bad. Notifications the server sends are counted
-// and ignored. The server's CPU time and RSS come from /proc/<pid> around the measured phase.
+// flight until N have been answered (or, with --seconds, sends for S seconds and waits for the last answers).
+// Every response line is parsed and must be the result of an outstanding request whose first content block
+// echoes the text sent; anything else counts as bad. Notifications the server sends are counted and ignored.
+// The server's CPU time and RSS come from /proc/<pid> around the measured phase.
 //
 // Output (stdout, one line):
-//     BENCH messages=N seconds=S rate=R p50_us=A p99_us=B bad=K notifications=M server_cpu_s=C server_rss_kb=K
+//     BENCH messages=N seconds=S rate=R p50_us=A p99_us=B bad=K notifications=M server_cpu_s=C
+//     server_rss_kb=K
 //
 // The driver must never be the bottleneck: `make bench` measures it against bench_echo_process, a server that
 // answers every line with a canned result, and reports that ceiling next to the real servers.
 #include <boost/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,14 +31,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
-#include <poll.h>
-#include <signal.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -99,7 +102,8 @@ options parse_options(int argc, char** argv) {
     return o;
 }
 
-// ---- the child process --------------------------------------------------------------------------------------
+// ---- the child process
+// --------------------------------------------------------------------------------------
 
 struct child {
     pid_t pid = -1;
@@ -163,7 +167,8 @@ long rss_kb(pid_t pid) {
     return 0;
 }
 
-// ---- the conversation ---------------------------------------------------------------------------------------
+// ---- the conversation
+// ---------------------------------------------------------------------------------------
 
 std::string request_line(bool modern, std::size_t id, char const* method, json::object params) {
     if (modern)
@@ -194,8 +199,8 @@ public:
     // is good when it is a result, not an error, and (when `expect_echo`) its first content block is the
     // echoed text. Returns how many were sent.
     template<class Make>
-    std::size_t run(std::size_t first_id, std::size_t count, clock_type::time_point deadline, std::size_t window,
-                    bool expect_echo, Make make, tally& t) {
+    std::size_t run(std::size_t first_id, std::size_t count, clock_type::time_point deadline,
+                    std::size_t window, bool expect_echo, Make make, tally& t) {
         sent_at_.clear();
         answered_.clear();
         first_id_ = first_id;
@@ -242,7 +247,8 @@ private:
     std::size_t consume_lines(tally& t) {
         std::size_t answered = 0;
         std::size_t start = 0;
-        for (auto nl = incoming_.find('\n', start); nl != std::string::npos; nl = incoming_.find('\n', start)) {
+        for (auto nl = incoming_.find('\n', start); nl != std::string::npos;
+             nl = incoming_.find('\n', start)) {
             auto now = clock_type::now();
             answered += check(std::string_view(incoming_).substr(start, nl - start), now, t);
             start = nl + 1;
@@ -281,7 +287,8 @@ private:
         if (!result || !result->is_object())
             return false;
         auto const& r = result->get_object();
-        if (auto const* is_error = r.if_contains("isError"); is_error && is_error->is_bool() && is_error->get_bool())
+        if (auto const* is_error = r.if_contains("isError");
+            is_error && is_error->is_bool() && is_error->get_bool())
             return false;
         if (!expect_echo)
             return true;
@@ -336,12 +343,15 @@ int main(int argc, char** argv) {
 
     handshake(p, o.modern);
     if (!o.modern) {
-        auto const initialized = std::string(R"({"jsonrpc":"2.0","method":"notifications/initialized"})") + "\n";
+        auto const initialized =
+            std::string(R"({"jsonrpc":"2.0","method":"notifications/initialized"})") + "\n";
         if (::write(c.to, initialized.data(), initialized.size()) != ssize_t(initialized.size()))
             fail("cannot send notifications/initialized");
     }
 
-    auto make = [&](std::size_t id) { return call_line(o.modern, id); };
+    auto make = [&](std::size_t id) {
+        return call_line(o.modern, id);
+    };
     if (o.warmup) {
         tally warm;
         p.run(1, o.warmup, clock_type::time_point::max(), o.window, true, make, warm);
