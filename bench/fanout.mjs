@@ -2,7 +2,7 @@
 //
 //   node bench/fanout.mjs URL SERVER_PID STREAMS
 //
-// The server must offer a tool `touch_tools` that changes its tool list (bench_fanout_server does). Each
+// The server must offer a tool `touch_tools` that changes its tool list (bench_server does). Each
 // stream is a subscriptions/listen POST on its own connection asking for toolsListChanged; once every stream
 // has its notifications/subscriptions/acknowledged, the server's RSS is read, `touch_tools` is called, and
 // the time from that call until each stream has its notifications/tools/list_changed (tagged with its own

@@ -1,13 +1,17 @@
-// bench_fanout_server: the server `make bench` measures the list_changed fan-out and listen-stream memory on.
+// bench_server: a server built on Duet's library for what `duet serve` cannot show.
 //
-// `duet serve` cannot change its tools at runtime from outside, so this is Duet's library with the defaults
-// of `duet serve` (http_options{}, loopback, port chosen by --port) and two tools: `echo`, and `touch_tools`,
-// which adds or removes a tool named `extra` and so announces notifications/tools/list_changed to every
-// listener. The load generator opens its listen streams, then calls `touch_tools` and times the last stream's
-// notification. The first stdout line is the endpoint URL, as with `duet serve`.
+//     bench_server [--port P | --stdio] [--io-threads N]
+//
+// It offers two tools: `echo`, written as a coroutine (so it runs on the I/O thread, where the demo server's
+// plain `echo` hops to the blocking pool and back), and `touch_tools`, which adds or removes a tool named
+// `extra` and so announces notifications/tools/list_changed to every listener. `make bench` uses it to time
+// the list_changed fan-out to many listen streams (the demo's tools cannot change from outside) and, as a
+// diagnostic row, to show what the thread hop of a plain handler costs. HTTP uses `duet serve`'s defaults
+// (http_options{}, loopback); the first stdout line is the endpoint URL, as with `duet serve`.
 #include <duet/server/content.hpp>
 #include <duet/server/server.hpp>
 #include <duet/transport/http_server.hpp>
+#include <duet/transport/stdio.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -25,18 +29,30 @@ json::object text_schema() {
             {"required", json::array{"text"}}};
 }
 
+int usage() {
+    std::fputs("usage: bench_server [--port P | --stdio] [--io-threads N]\n", stderr);
+    return 2;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     duet::transport::http_options http;
-    if (argc == 3 && std::string(argv[1]) == "--port")
-        http.port = static_cast<std::uint16_t>(std::atoi(argv[2]));
-    else if (argc != 1) {
-        std::fputs("usage: bench_fanout_server [--port P]\n", stderr);
-        return 2;
+    duet::transport::stdio_options stdio;
+    bool use_stdio = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--stdio")
+            use_stdio = true;
+        else if (arg == "--port" && i + 1 < argc)
+            http.port = static_cast<std::uint16_t>(std::atoi(argv[++i]));
+        else if (arg == "--io-threads" && i + 1 < argc)
+            http.io_threads = stdio.io_threads = static_cast<std::size_t>(std::atoi(argv[++i]));
+        else
+            return usage();
     }
 
-    server srv({.info = {.name = "duet-bench-fanout", .version = "0.1.0"}});
+    server srv({.info = {.name = "duet-bench", .version = "0.1.0"}});
     srv.add_tool(tool{.name = "echo", .input_schema = text_schema()},
                  [](json::object const& args, request_context&) -> boost::asio::awaitable<tool_result> {
                      co_return tool_result::text(args.at("text").as_string());
@@ -56,9 +72,12 @@ int main(int argc, char** argv) {
             co_return tool_result::text("changed");
         });
 
+    if (use_stdio)
+        return duet::transport::serve_stdio(srv, stdio);
+
     duet::transport::http_server server(srv, http);
     if (auto ec = server.listen()) {
-        std::fprintf(stderr, "bench_fanout_server: cannot listen: %s\n", ec.message().c_str());
+        std::fprintf(stderr, "bench_server: cannot listen: %s\n", ec.message().c_str());
         return 1;
     }
     std::printf("%s\n", server.url().c_str());
