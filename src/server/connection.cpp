@@ -90,6 +90,12 @@ public:
         asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] { self->on_frame(frame); });
     }
 
+    void receive(jsonrpc::message message) {
+        asio::post(strand_, [self = shared_from_this(), message = std::move(message)]() mutable {
+            self->on_element(jsonrpc::parsed(std::move(message)));
+        });
+    }
+
     void receive_oversized() {
         asio::post(strand_, [self = shared_from_this()] {
             self->send(jsonrpc::error_response{std::nullopt,
@@ -116,19 +122,21 @@ public:
         asio::post(strand_, [self = shared_from_this(), e] { self->deliver(e); });
     }
 
-    asio::awaitable<handled> async_handle(jsonrpc::request r, protocol::http_facts const* http, writer out) {
+    asio::awaitable<handled> async_handle(jsonrpc::request r, protocol::http_facts const* http, writer out,
+                                          std::function<void()> end_stream) {
         // Run on the connection's own strand (a coroutine resumes on the executor it was spawned on, whatever
         // it awaited), and hand the answer back to the caller's executor. A named coroutine, not a capturing
         // lambda: co_spawn may move a lambda's closure after starting it.
-        co_return co_await asio::co_spawn(strand_, handle_on_strand(std::move(r), http, std::move(out)),
-                                          asio::use_awaitable);
+        co_return co_await asio::co_spawn(
+            strand_, handle_on_strand(std::move(r), http, std::move(out), std::move(end_stream)),
+            asio::use_awaitable);
     }
 
     asio::awaitable<handled> handle_on_strand(jsonrpc::request r, protocol::http_facts const* http,
-                                              writer out) {
+                                              writer out, std::function<void()> end_stream) {
         auto self = shared_from_this();
         ++active_;
-        auto h = co_await answer(std::move(r), http, std::move(out));
+        auto h = co_await answer(std::move(r), http, std::move(out), std::move(end_stream));
         --active_;
         maybe_done();
         co_return h;
@@ -223,7 +231,8 @@ private:
             }
             if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
                 writer none; // named: GCC 12 destroys a temporary coroutine argument twice
-                auto h = co_await answer(std::move(*r), nullptr, std::move(none));
+                std::function<void()> no_end;
+                auto h = co_await answer(std::move(*r), nullptr, std::move(none), std::move(no_end));
                 if (h.reply)
                     replies.push_back(std::move(*h.reply));
             } else {
@@ -239,7 +248,8 @@ private:
     asio::awaitable<void> run_request(jsonrpc::request r) {
         auto self = shared_from_this(); // the connection outlives its requests
         writer none;                    // named: GCC 12 destroys a temporary coroutine argument twice
-        auto h = co_await answer(std::move(r), nullptr, std::move(none));
+        std::function<void()> no_end;
+        auto h = co_await answer(std::move(r), nullptr, std::move(none), std::move(no_end));
         if (h.reply)
             send(*h.reply);
         --active_;
@@ -286,7 +296,8 @@ private:
 
     // Admits and serves one request. `http` carries the HTTP facts (null on stdio); `out` is the request's
     // own stream for its notifications (null: the connection's writer).
-    asio::awaitable<handled> answer(jsonrpc::request r, protocol::http_facts const* http, writer out) {
+    asio::awaitable<handled> answer(jsonrpc::request r, protocol::http_facts const* http, writer out,
+                                    std::function<void()> end_stream) {
         auto const caps = server_.capabilities();
         protocol::admission_context ac;
         ac.session = session_view();
@@ -315,7 +326,7 @@ private:
         }
         // Not `handled{co_await ...}`: GCC 12 destroys temporaries twice for a co_await inside braced
         // initialization.
-        auto reply = co_await serve(std::move(r), a, std::move(out));
+        auto reply = co_await serve(std::move(r), a, std::move(out), std::move(end_stream));
         auto const status = a.era == protocol::era::modern ? served_error_status(reply) : 200u;
         co_return handled{std::move(reply), status};
     }
@@ -434,7 +445,7 @@ private:
     }
 
     asio::awaitable<std::optional<jsonrpc::message>> serve(jsonrpc::request r, protocol::admission const& a,
-                                                           writer out) {
+                                                           writer out, std::function<void()> end_stream) {
         auto state = std::make_shared<detail::request_state>();
         state->era = a.era;
         state->version = a.version;
@@ -455,6 +466,7 @@ private:
         } else {
             state->client_capabilities = session_->client_capabilities;
             state->client_info = session_->client_info;
+            state->end_stream = std::move(end_stream);
             if (auto const* p = r.params.if_object())
                 if (auto const* meta = p->if_contains("_meta"); meta && meta->is_object())
                     if (auto const* t = meta->get_object().if_contains(protocol::meta_key::progress_token))
@@ -693,6 +705,9 @@ connection::~connection() = default;
 void connection::receive(std::string frame) {
     impl_->receive(std::move(frame));
 }
+void connection::receive(jsonrpc::message message) {
+    impl_->receive(std::move(message));
+}
 void connection::receive_oversized() {
     impl_->receive_oversized();
 }
@@ -705,7 +720,14 @@ void connection::on_server_event(server_event const& e) {
 asio::awaitable<connection::handled> connection::async_handle(jsonrpc::request r,
                                                               protocol::http_facts const* http, writer out) {
     auto keep = impl_;
-    co_return co_await keep->async_handle(std::move(r), http, std::move(out));
+    std::function<void()> no_end; // named: GCC 12 destroys a temporary coroutine argument twice
+    co_return co_await keep->async_handle(std::move(r), http, std::move(out), std::move(no_end));
+}
+asio::awaitable<connection::handled> connection::async_handle(jsonrpc::request r,
+                                                              protocol::http_facts const* http, writer out,
+                                                              std::function<void()> end_stream) {
+    auto keep = impl_;
+    co_return co_await keep->async_handle(std::move(r), http, std::move(out), std::move(end_stream));
 }
 void connection::cancel_requests() {
     impl_->cancel_requests();

@@ -16,19 +16,6 @@ namespace json = boost::json;
 using namespace duet::test;
 using namespace duet::test::http;
 
-request_spec stream_spec(mcp_http const& c) {
-    request_spec spec;
-    spec.method = "GET";
-    spec.headers = c.session_headers();
-    spec.headers.push_back({"Accept", "text/event-stream"});
-    return spec;
-}
-
-json::object listen_request(json::value id) {
-    return modern_request(std::move(id), "subscriptions/listen",
-                          {{"notifications", {{"toolsListChanged", true}}}});
-}
-
 json::object modern_countdown(json::value id, int n, json::value token) {
     json::object params = call_params("countdown", {{"n", n}});
     params["_meta"] = modern_meta({}, {{"progressToken", std::move(token)}});

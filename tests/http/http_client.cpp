@@ -59,6 +59,8 @@ std::string serialize_event(sse_event const& e) {
         out += "id: " + e.id + "\n";
     if (!e.event.empty())
         out += "event: " + e.event + "\n";
+    if (e.retry)
+        out += "retry: " + std::to_string(*e.retry) + "\n";
     std::string_view data = e.data;
     for (;;) {
         auto const nl = data.find('\n');
@@ -132,7 +134,8 @@ std::vector<json::value> reply::messages() const {
     std::vector<json::value> out;
     if (is_sse()) {
         for (auto const& e : events())
-            out.push_back(parse_json(e.data, "an SSE data field"));
+            if (!e.priming())
+                out.push_back(parse_json(e.data, "an SSE data field"));
     } else if (!body.empty()) {
         out.push_back(json());
     }
@@ -170,9 +173,15 @@ std::vector<sse_event> parse_sse(std::string_view text, std::string* rest) {
                 e.id = value;
             } else if (field == "event") {
                 e.event = value;
+            } else if (field == "retry") {
+                try {
+                    e.retry = std::stol(std::string(value));
+                } catch (std::exception const&) {
+                    ADD_FAILURE() << "a retry field that is not a number: " << value;
+                }
             }
         }
-        if (has_data)
+        if (has_data || !e.id.empty() || e.retry)
             out.push_back(std::move(e));
     }
     if (rest)
@@ -192,6 +201,9 @@ struct response_stream::impl {
     std::string pending;          ///< body text not yet split into events
     std::deque<sse_event> events; ///< split, not yet taken
     bool ended = false;           ///< the body ended (or the connection is unusable)
+    bool sent = false;            ///< the request went out
+    std::string last_id;          ///< of the last event taken
+    std::optional<long> retry;    ///< the last retry taken
     std::string where;            ///< "METHOD target" for failure messages
 
     // Runs one asynchronous operation to completion or until the deadline (tcp_stream's own timeout).
@@ -249,6 +261,10 @@ struct response_stream::impl {
 
 response_stream::response_stream(endpoint const& ep, request_spec const& spec,
                                  std::chrono::milliseconds timeout)
+    : response_stream(ep, spec, true, timeout) {}
+
+response_stream::response_stream(endpoint const& ep, request_spec const& spec, bool read_head_now,
+                                 std::chrono::milliseconds timeout)
     : impl_(std::make_unique<impl>()) {
     auto& s = *impl_;
     auto const deadline = steady::now() + timeout;
@@ -295,7 +311,17 @@ response_stream::response_stream(endpoint const& ep, request_spec const& spec,
         s.ended = true;
         return;
     }
-    ec = s.run(deadline, [&](auto handler) {
+    s.sent = true;
+    if (read_head_now)
+        read_head(timeout);
+}
+
+void response_stream::read_head(std::chrono::milliseconds timeout) {
+    auto& s = *impl_;
+    if (!s.sent || s.status != 0 || s.ended)
+        return;
+    auto const deadline = steady::now() + timeout;
+    auto const ec = s.run(deadline, [&](auto handler) {
         bhttp::async_read_header(s.stream, s.buffer, s.parser, std::move(handler));
     });
     if (ec) {
@@ -333,6 +359,23 @@ bool response_stream::ended() const noexcept {
 }
 
 std::optional<sse_event> response_stream::next(std::chrono::milliseconds timeout) {
+    auto const deadline = steady::now() + timeout;
+    for (;;) {
+        auto e = next_event(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()));
+        if (!e || !e->priming())
+            return e;
+    }
+}
+
+std::string const& response_stream::last_event_id() const noexcept {
+    return impl_->last_id;
+}
+
+std::optional<long> response_stream::retry() const noexcept {
+    return impl_->retry;
+}
+
+std::optional<sse_event> response_stream::next_event(std::chrono::milliseconds timeout) {
     auto& s = *impl_;
     auto const deadline = steady::now() + timeout;
     for (;;) {
@@ -340,6 +383,10 @@ std::optional<sse_event> response_stream::next(std::chrono::milliseconds timeout
         if (!s.events.empty()) {
             auto e = std::move(s.events.front());
             s.events.pop_front();
+            if (!e.id.empty())
+                s.last_id = e.id;
+            if (e.retry)
+                s.retry = e.retry;
             return e;
         }
         if (!s.read_more(deadline)) {
@@ -384,6 +431,25 @@ void response_stream::close() {
         s.stream.socket().close(ignored);
     }
     s.ended = true;
+}
+
+bool response_stream::server_closes(std::chrono::milliseconds timeout) {
+    auto& s = *impl_;
+    if (!s.stream.socket().is_open())
+        return false;
+    char byte = 0;
+    std::size_t got = 0;
+    auto const ec = s.run(steady::now() + timeout, [&](auto handler) {
+        s.stream.async_read_some(
+            asio::buffer(&byte, 1),
+            [&got, handler = std::move(handler)](boost::system::error_code e, std::size_t n) mutable {
+                got = n;
+                handler(e);
+            });
+    });
+    if (!ec && got > 0)
+        ADD_FAILURE() << "the server sent more after the response to " << s.where;
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
 }
 
 reply exchange(endpoint const& ep, request_spec const& spec, std::chrono::milliseconds timeout) {

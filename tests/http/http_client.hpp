@@ -55,9 +55,14 @@ struct request_spec {
 };
 
 struct sse_event {
-    std::string id;    ///< the `id:` field, empty when none
-    std::string event; ///< the `event:` field, empty when none
-    std::string data;  ///< `data:` lines joined with "\n"
+    std::string id;            ///< the `id:` field, empty when none
+    std::string event;         ///< the `event:` field, empty when none
+    std::string data;          ///< `data:` lines joined with "\n"
+    std::optional<long> retry; ///< the `retry:` field, when there is one
+
+    /// Carries no message: a priming event (an id and empty data, SEP-1699) or a bare `retry:`. Clients
+    /// dispatch no event for it, but remember its id and delay.
+    [[nodiscard]] bool priming() const noexcept { return data.empty(); }
 };
 
 /// A complete response.
@@ -71,7 +76,7 @@ struct reply {
     [[nodiscard]] bool has_header(std::string_view name) const { return header(name).has_value(); }
     /// Content-Type is text/event-stream.
     [[nodiscard]] bool is_sse() const;
-    /// The events of an SSE body (only those carrying data).
+    /// The events of an SSE body, priming ones included.
     [[nodiscard]] std::vector<sse_event> events() const;
     /// The body as JSON; null and a test failure when it is not.
     [[nodiscard]] boost::json::value json() const;
@@ -80,8 +85,8 @@ struct reply {
     [[nodiscard]] std::vector<boost::json::value> messages() const;
 };
 
-/// Splits SSE text into events; `rest` keeps an incomplete trailing event. Events without data (a bare
-/// `retry:`, comments) are dropped.
+/// Splits SSE text into events; `rest` keeps an incomplete trailing event. Blocks with no data, id or retry
+/// (comments) are dropped.
 std::vector<sse_event> parse_sse(std::string_view text, std::string* rest = nullptr);
 
 /// A response read as it arrives: the head on construction, then the body event by event (SSE) or whole.
@@ -91,6 +96,12 @@ public:
     /// `timeout` passes first (status() is then 0).
     response_stream(endpoint const& ep, request_spec const& spec,
                     std::chrono::milliseconds timeout = http_wait);
+    /// Connects and sends the request only, when `read_head` is false (a request whose answer should never
+    /// come: the test closes it first). read_head() reads it later.
+    response_stream(endpoint const& ep, request_spec const& spec, bool read_head,
+                    std::chrono::milliseconds timeout = http_wait);
+    /// Reads the response head, unless already read (a test failure when it fails or `timeout` passes).
+    void read_head(std::chrono::milliseconds timeout = http_wait);
     ~response_stream();
     response_stream(response_stream const&) = delete;
     response_stream& operator=(response_stream const&) = delete;
@@ -99,9 +110,15 @@ public:
     [[nodiscard]] std::vector<header_field> const& headers() const noexcept;
     [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
 
-    /// The next SSE event carrying data; nullopt when the body ended first (or, with a test failure, when the
-    /// connection failed or `timeout` passed).
+    /// The next SSE event carrying a message (priming events pass by, remembered); nullopt when the body
+    /// ended first (or, with a test failure, when the connection failed or `timeout` passed).
     std::optional<sse_event> next(std::chrono::milliseconds timeout = http_wait);
+    /// The next SSE event of any kind, priming ones included.
+    std::optional<sse_event> next_event(std::chrono::milliseconds timeout = http_wait);
+    /// What a client resumes from: the id of the last event taken (priming ones included), empty before any.
+    [[nodiscard]] std::string const& last_event_id() const noexcept;
+    /// The last `retry:` delay taken, if any.
+    [[nodiscard]] std::optional<long> retry() const noexcept;
     /// The next event that carries a JSON-RPC message, parsed; null when the body ended (see next()).
     boost::json::value next_message(std::chrono::milliseconds timeout = http_wait);
     /// Reads to the end of the body and returns the whole response (events already taken by next() are not
@@ -111,6 +128,9 @@ public:
     [[nodiscard]] bool ended() const noexcept;
     /// Closes the connection from our side, mid-body if need be.
     void close();
+    /// After a complete response on a kept-alive connection: whether the server closes the connection
+    /// within `timeout` (a test failure when it sends anything instead).
+    bool server_closes(std::chrono::milliseconds timeout = http_wait);
 
 private:
     struct impl;

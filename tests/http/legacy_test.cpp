@@ -22,17 +22,6 @@ namespace json = boost::json;
 using namespace duet::test;
 using namespace duet::test::http;
 
-// The GET that opens a session's standalone stream.
-request_spec stream_spec(mcp_http const& c, std::vector<header_field> const& extra = {}) {
-    request_spec spec;
-    spec.method = "GET";
-    spec.headers = c.session_headers();
-    spec.headers.push_back({"Accept", "text/event-stream"});
-    for (auto const& h : extra)
-        set_header(spec, h.name, h.value);
-    return spec;
-}
-
 request_spec delete_spec(mcp_http const& c) {
     request_spec spec;
     spec.method = "DELETE";

@@ -149,7 +149,8 @@ request_spec mcp_http::spec_for(json::value const& message, std::vector<header_f
 void mcp_http::record_reply(reply const& r) {
     if (r.is_sse()) {
         for (auto const& e : r.events())
-            log_.record_received(e.data);
+            if (!e.priming())
+                log_.record_received(e.data);
     } else if (!r.body.empty()) {
         log_.record_received(r.body);
     }
@@ -221,6 +222,21 @@ void mcp_http::expect_schema_valid() {
         return;
     }
     EXPECT_GT(log_.expect_schema_valid(validator), 0u);
+}
+
+request_spec stream_spec(mcp_http const& c, std::vector<header_field> const& extra) {
+    request_spec spec;
+    spec.method = "GET";
+    spec.headers = c.session_headers();
+    spec.headers.push_back({"Accept", "text/event-stream"});
+    for (auto const& h : extra)
+        set_header(spec, h.name, h.value);
+    return spec;
+}
+
+json::object listen_request(json::value id) {
+    return modern_request(std::move(id), "subscriptions/listen",
+                          {{"notifications", {{"toolsListChanged", true}}}});
 }
 
 } // namespace duet::test::http

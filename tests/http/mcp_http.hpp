@@ -102,6 +102,13 @@ private:
     std::string version_;
 };
 
+/// The GET that opens a legacy session's standalone SSE stream (session headers, Accept), then `extra`
+/// (set_header semantics, e.g. Last-Event-ID).
+request_spec stream_spec(mcp_http const& c, std::vector<header_field> const& extra = {});
+
+/// A modern subscriptions/listen for tools/list_changed.
+boost::json::object listen_request(boost::json::value id);
+
 /// The JSON-RPC error code of a response (0 when it is not an error).
 std::int64_t code_of(boost::json::value const& response);
 

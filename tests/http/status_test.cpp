@@ -1,9 +1,9 @@
 // The HTTP status of every refusal (DIGEST §9 status table, §2 error codes, §14 matrix; ERA-POLICY "HTTP
 // routing of one POST"): header mismatches (-32020), unsupported versions (-32022) and a missing envelope
-// (-32602) are 400, unknown or removed methods 404 (-32601), notifications 202, GET/DELETE without a session
-// 405 with Allow, a bad Accept 406, an oversized body 413, a foreign Origin or Host 403, a missing or wrong
-// bearer token 401 with WWW-Authenticate. Every JSON-RPC error answers with the request's id (same JSON
-// type).
+// (-32602) are 400, so is a handler's missing required client capability (-32021), unknown or removed methods
+// 404 (-32601), notifications 202, GET/DELETE without a session 405 with Allow, a bad Accept 406, an
+// oversized body 413, a foreign Origin or Host 403, a missing or wrong bearer token 401 with
+// WWW-Authenticate. Every JSON-RPC error answers with the request's id (same JSON type).
 #include <duet/server/content.hpp>
 
 #include "http/mcp_http.hpp"
@@ -229,6 +229,26 @@ TEST(HttpStatus, AcceptWithoutBothTypesIs406) {
     auto spec = c.spec_for(modern_request(2, "tools/list"));
     remove_header(spec, "Accept");
     EXPECT_EQ(exchange(s.ep(), spec).status, 406u);
+    c.expect_schema_valid();
+}
+
+// DIGEST §9 status table: a handler that needs a client capability the request did not declare answers
+// -32021 naming it, with 400 like the other modern refusals.
+TEST(HttpStatus, MissingRequiredClientCapabilityIs400With32021) {
+    inproc_server s;
+    s.srv().add_tool(duet::server::tool{.name = "needs_elicitation", .description = "Requires elicitation"},
+                     [](json::object const&, duet::server::request_context& ctx) {
+                         ctx.require(duet::protocol::client_capability::elicitation_form);
+                         return duet::server::tool_result::text("asked");
+                     });
+    mcp_http c(s.ep());
+    auto const r = c.post(modern_request("need", "tools/call", call_params("needs_elicitation")));
+    expect_error_reply(r, 400, "need", -32021);
+    auto const m = r.json();
+    EXPECT_TRUE(m.at("error").at("data").as_object().contains("requiredCapabilities")) << m;
+    auto const declared = c.post(modern_request("has", "tools/call", call_params("needs_elicitation"),
+                                                {{"elicitation", json::object{}}}));
+    EXPECT_EQ(declared.status, 200u) << declared.body;
     c.expect_schema_valid();
 }
 

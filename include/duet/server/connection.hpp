@@ -47,6 +47,8 @@ public:
 
     /// One inbound frame (a line of stdio, without its newline).
     void receive(std::string frame);
+    /// One inbound message its transport already parsed (HTTP parses each body once): handled like a frame.
+    void receive(jsonrpc::message message);
     /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.
     void receive_oversized();
     /// End of input: no more frames. In-flight requests finish, open listens end with their result, requests
@@ -67,6 +69,11 @@ public:
     /// the connection's writer).
     [[nodiscard]] boost::asio::awaitable<handled> async_handle(jsonrpc::request r,
                                                                protocol::http_facts const* http, writer out);
+    /// The same, and a legacy handler's request_context::close_sse_stream() calls `end_stream` (HTTP: ends
+    /// the request's SSE response early so the client resumes it; null: the call does nothing).
+    [[nodiscard]] boost::asio::awaitable<handled> async_handle(jsonrpc::request r,
+                                                               protocol::http_facts const* http, writer out,
+                                                               std::function<void()> end_stream);
 
     /// Marks every running request cancelled and ends every listen silently (HTTP: the client went away).
     void cancel_requests();

@@ -91,6 +91,9 @@ struct request_state {
                                                       std::chrono::milliseconds)>
         request_client;
     std::atomic<double> last_progress{-1.0};
+    /// Legacy Streamable HTTP sessions that allow SSE polling: ends the request's SSE stream early (null:
+    /// not applicable).
+    std::function<void()> end_stream;
     /// Modern tools/call, prompts/get, resources/read: input requests become an input_required round.
     bool input_rounds = false;
     input_state input;           ///< answers so far and the handler's own state
@@ -131,6 +134,15 @@ public:
     /// Sends notifications/message when the level passes the threshold: the session's `logging/setLevel`
     /// (legacy), or the request's `logLevel` (modern; none when absent).
     void log(protocol::log_level level, boost::json::value data, std::string_view logger = {});
+
+    /// Legacy sessions on Streamable HTTP at 2025-11-25: ends the SSE stream that carries this request's
+    /// messages now, while the request goes on; the client reconnects after the stream's `retry` delay (GET
+    /// with `Last-Event-ID`) and receives the rest, the response included (SEP-1699 polling, so a long call
+    /// need not hold a connection open). Does nothing elsewhere: stdio, modern requests, older versions.
+    void close_sse_stream() const {
+        if (state_->end_stream)
+            state_->end_stream();
+    }
 
     /// Pass named values, not temporaries: GCC 12 can destroy a temporary argument of a coroutine before the
     /// coroutine has copied it.

@@ -3,8 +3,11 @@
 // Streamable HTTP (DIGEST §9) for both eras on one endpoint, on Boost.Beast. A POST whose body claims a
 // protocol version in `_meta` is modern and served statelessly (JSON, or SSE when the handler streams
 // notifications, and always for subscriptions/listen); `initialize` opens a legacy session
-// (`Mcp-Session-Id`), which later POSTs, GET (its standalone SSE stream, resumable with `Last-Event-ID`) and
-// DELETE continue. The era is decided by protocol::admit, never here; this file maps its verdicts to HTTP.
+// (`Mcp-Session-Id`), which later POSTs, GET (its standalone SSE stream) and DELETE continue. A session's SSE
+// streams carry event ids and resume with `Last-Event-ID` from a bounded replay buffer; at 2025-11-25 they
+// open with a priming event and `retry`, and a handler may end its POST stream early for the client to
+// resume it (request_context::close_sse_stream, SEP-1699 polling). The era is decided by protocol::admit,
+// never here; this file maps its verdicts to HTTP.
 //
 //     duet::transport::http_options opts{.port = 0};
 //     duet::transport::http_server http(srv, opts);
@@ -44,7 +47,16 @@ struct http_options {
     std::size_t max_sessions = 10000;
     std::chrono::milliseconds session_expiry = std::chrono::hours(1);
     std::size_t max_listen_streams = 1000;
-    std::size_t replay_events = 256; ///< per legacy session, for Last-Event-ID resumption
+    /// Per legacy session stream (the standalone one and each POST's), kept for Last-Event-ID resumption;
+    /// also the bound of what waits there for a slow client.
+    std::size_t replay_events = 256;
+    /// POST streams a legacy session keeps for resumption; beyond it the oldest no client reads is dropped.
+    std::size_t resumable_streams = 32;
+    /// Messages a modern response stream holds for a slow client; beyond it the stream is dropped (and the
+    /// request cancelled).
+    std::size_t stream_backlog = 1024;
+    /// The SSE `retry` delay: how long a client waits before it resumes a stream the server ended.
+    std::chrono::milliseconds sse_retry = std::chrono::seconds(1);
     std::chrono::milliseconds keepalive = std::chrono::seconds(15);
     std::chrono::milliseconds drain_deadline = std::chrono::seconds(10);
     /// Origins allowed besides loopback ones (e.g. "https://app.example"); Host names likewise.

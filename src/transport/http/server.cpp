@@ -5,7 +5,9 @@
 #include <duet/server/connection.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "event_stream.hpp"
 #include "origin.hpp"
+#include "peer_watch.hpp"
 #include "session_store.hpp"
 #include "stream_queue.hpp"
 
@@ -23,9 +25,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <list>
 #include <mutex>
-#include <set>
 #include <thread>
+#include <variant>
 
 namespace duet::transport {
 
@@ -34,7 +37,9 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using request_t = bhttp::request<bhttp::string_body>;
+using http::event_stream;
 using http::legacy_session;
+using http::peer_watch;
 using http::stream_queue;
 
 namespace {
@@ -42,6 +47,8 @@ namespace {
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::string_view session_header = "Mcp-Session-Id";
 constexpr std::string_view allow_methods = "GET, POST, DELETE";
+/// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
+constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 
 std::optional<std::string_view> header(request_t const& req, std::string_view name) {
     auto it = req.find(name);
@@ -77,6 +84,22 @@ std::string error_body(std::optional<jsonrpc::request_id> id, protocol::error_ob
 void log_stderr(std::string const& s) {
     std::fprintf(stderr, "duet http: %s\n", s.c_str());
 }
+
+// SEP-1699 (2025-11-25): SSE streams open with a priming event (an id and empty data) and a `retry` delay,
+// and the server may end a POST stream mid-call for the client to resume. Older clients choke on empty data,
+// so only sessions that negotiated 2025-11-25 or later get either.
+bool sse_polling(std::optional<protocol::version> negotiated) {
+    return negotiated && *negotiated >= protocol::version::v2025_11_25;
+}
+
+// How a relayed session stream ended.
+enum class relay_end {
+    complete,   ///< its last event was written
+    closed,     ///< the handler asked to end it (the client resumes it)
+    superseded, ///< a resumption took it over
+    over,       ///< the session ended or the server drains (standalone stream)
+    peer_gone,  ///< the client went away or a write failed
+};
 
 } // namespace
 
@@ -137,6 +160,15 @@ public:
 private:
     // ---- lifecycle ----------------------------------------------------------------------------------------
 
+    // One accepted TCP connection, as the drain sees it. `idle` and `alive` are read and written on the
+    // connection's strand only.
+    struct socket_entry {
+        beast::tcp_stream* stream = nullptr;
+        asio::any_io_executor strand;
+        bool idle = false; ///< waiting for a next request of which nothing has arrived
+        bool alive = true;
+    };
+
     void begin_drain() {
         if (draining_.exchange(true))
             return;
@@ -144,6 +176,13 @@ private:
         acceptor_.close(ignored);
         signals_.cancel(ignored);
         sweep_.cancel();
+        // Keep-alive connections between requests have nothing to finish: closed now, so they do not hold the
+        // drain until the deadline.
+        for (auto const& entry : open_socket_entries())
+            asio::post(entry->strand, [entry] {
+                if (entry->alive && entry->idle)
+                    entry->stream->cancel();
+            });
         // Streams end with their final messages; sessions end; requests in flight get until the deadline.
         for (auto const& s : sessions_.all()) {
             s->end();
@@ -200,6 +239,21 @@ private:
             if (auto c = w.lock())
                 out.emplace_back(std::move(c), listen.lock());
         return out;
+    }
+
+    std::list<std::shared_ptr<socket_entry>>::iterator enter(std::shared_ptr<socket_entry> entry) {
+        std::lock_guard lock(sockets_mutex_);
+        return sockets_.insert(sockets_.end(), std::move(entry));
+    }
+
+    void leave(std::list<std::shared_ptr<socket_entry>>::iterator it) {
+        std::lock_guard lock(sockets_mutex_);
+        sockets_.erase(it);
+    }
+
+    std::vector<std::shared_ptr<socket_entry>> open_socket_entries() {
+        std::lock_guard lock(sockets_mutex_);
+        return {sockets_.begin(), sockets_.end()};
     }
 
     asio::awaitable<void> accept_loop() {
@@ -259,14 +313,22 @@ private:
 
     asio::awaitable<void> serve_socket(beast::tcp_stream stream) {
         beast::flat_buffer buffer;
+        auto entry = std::make_shared<socket_entry>();
+        entry->stream = &stream;
+        entry->strand = stream.get_executor();
+        auto const registered = enter(entry);
         for (;;) {
+            if (draining_ && buffer.size() == 0)
+                break; // between requests at a drain: nothing to finish
             bhttp::request_parser<bhttp::string_body> parser;
             parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
             parser.body_limit(options_.max_body_bytes);
             stream.expires_after(options_.idle_timeout);
+            entry->idle = buffer.size() == 0;
             // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
             auto ec_result = co_await bhttp::async_read(stream, buffer, parser, use_nothrow);
             auto ec = std::get<0>(ec_result);
+            entry->idle = false;
 
             if (ec) {
                 request_t dummy;
@@ -293,6 +355,8 @@ private:
             if (!keep || !keep_alive)
                 break;
         }
+        entry->alive = false;
+        leave(registered);
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
@@ -357,6 +421,15 @@ private:
         return s && !s->ended() ? s : nullptr;
     }
 
+    // GET and DELETE belong to a live legacy session: the session, or the refusal to answer with (404 for an
+    // unknown or ended one, 405 without any).
+    std::variant<std::shared_ptr<legacy_session>, reply> session_for(request_t const& req) {
+        bool unknown = false;
+        if (auto session = session_of(req, unknown))
+            return session;
+        return unknown ? session_not_found() : no_session_stream();
+    }
+
     reply session_not_found(std::optional<jsonrpc::request_id> id = std::nullopt) {
         return reply{bhttp::status::not_found,
                      error_body(std::move(id),
@@ -383,6 +456,7 @@ private:
             co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
+        // The body is parsed here, once; what follows moves the parsed messages along.
         auto frame = jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes});
         bool unknown = false;
         auto session = session_of(req, unknown);
@@ -406,16 +480,14 @@ private:
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
             session->touch();
-            session->conn->receive(std::string(req.body()));
+            session->conn->receive(std::move(msg));
         } else if (unknown) {
             reply answer = session_not_found();
             co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
-        {
-            reply answer = reply{bhttp::status::accepted, {}};
-            co_await write_reply(stream, req, answer, keep_alive);
-        }
+        reply answer = reply{bhttp::status::accepted, {}};
+        co_await write_reply(stream, req, answer, keep_alive);
         co_return true;
     }
 
@@ -450,7 +522,7 @@ private:
                 if (h.reply)
                     replies.push_back(std::move(*h.reply));
             } else {
-                session->conn->receive(jsonrpc::serialize(*element));
+                session->conn->receive(std::move(*element));
             }
         }
         reply r{replies.empty() ? bhttp::status::accepted : bhttp::status::ok, {}};
@@ -464,7 +536,7 @@ private:
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
                                          bool unknown) {
         auto const ex = co_await asio::this_coro::executor;
-        auto const facts = facts_of(req);
+        auto facts = facts_of(req);
         bool const modern_claim =
             server_.options().eras != protocol::era_support::legacy_only &&
             protocol::read_version_claim(r.params).what != protocol::version_claim::kind::absent;
@@ -483,7 +555,7 @@ private:
             auto conn = server::connection::create(server_, ex, [](std::string) {});
             if (is_listen)
                 ++open_listens_;
-            auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), facts, true);
+            auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), true);
             if (is_listen)
                 --open_listens_;
             co_return keep;
@@ -492,7 +564,7 @@ private:
         // Legacy: initialize opens a session; a known session continues; anything else is refused by
         // admission.
         if (r.method == "initialize") {
-            auto s = sessions_.create(options_.replay_events);
+            auto s = sessions_.create(options_.replay_events, options_.resumable_streams);
             if (!s) {
                 reply answer =
                     reply{bhttp::status::service_unavailable,
@@ -524,12 +596,16 @@ private:
         }
         if (session) {
             session->touch();
-            co_return co_await respond(stream, req, keep_alive, session->conn, std::move(r), facts, false);
+            co_return co_await respond_in_session(stream, req, keep_alive, session, std::move(r),
+                                                  std::move(facts));
         }
         // No session and no claim: admission answers (ping gets {}, everything else -32602 with 400).
         auto conn = server::connection::create(server_, ex, [](std::string) {});
-        co_return co_await respond(stream, req, keep_alive, conn, std::move(r), facts, false);
+        co_return co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), false);
     }
+
+    // ---- SSE framing
+    // ----------------------------------------------------------------------------------------
 
     // The head of an SSE response: chunked, so the connection can carry more requests after the stream ends.
     asio::awaitable<bool> begin_sse(beast::tcp_stream& stream, request_t const& req, bool keep_alive) {
@@ -564,6 +640,31 @@ private:
         co_return !ec;
     }
 
+    // One message as an SSE event; `id` empty for none (modern streams are not resumable).
+    asio::awaitable<bool> write_event(beast::tcp_stream& stream, std::string_view id, std::string_view data) {
+        std::string chunk;
+        chunk.reserve(data.size() + id.size() + 16);
+        if (!id.empty())
+            chunk.append("id: ").append(id).append("\n");
+        chunk.append("data: ").append(data).append("\n\n");
+        co_return co_await write_chunk(stream, chunk);
+    }
+
+    // What opens a session stream: with SSE polling (2025-11-25) a priming event, the stream's position as
+    // its id and empty data, with the reconnection delay; before that only the delay, which older clients
+    // ignore.
+    asio::awaitable<bool> write_stream_opening(beast::tcp_stream& stream, event_stream const& es,
+                                               std::uint64_t after, bool polling) {
+        std::string chunk = "retry: " + std::to_string(options_.sse_retry.count()) + "\n";
+        if (polling)
+            chunk = "id: " + http::format_event_id(es.number(), after) + "\n" + chunk + "data: \n";
+        chunk += "\n";
+        co_return co_await write_chunk(stream, chunk);
+    }
+
+    // ---- modern (and sessionless) requests
+    // --------------------------------------------------------------------
+
     // Runs the handler and closes the queue when the answer is known. A named coroutine, not a capturing
     // lambda: co_spawn may move a lambda's closure after starting it.
     static asio::awaitable<void> run_handler(std::shared_ptr<server::connection> conn,
@@ -584,21 +685,34 @@ private:
     }
 
     // Serves one request on `conn` and answers on this POST: JSON when nothing else comes first, SSE when the
-    // handler sends notifications (or requests) before its response, and always for a listen.
+    // handler sends notifications before its response, and always for a listen. A client that closes the
+    // connection cancels a modern request (DIGEST §9), noticed at once (peer_watch), so a dead listen frees
+    // its slot promptly.
     asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
-                                  protocol::http_facts const& facts, bool modern) {
+                                  protocol::http_facts facts, bool modern) {
         auto const ex = co_await asio::this_coro::executor;
-        auto queue = std::make_shared<stream_queue>(ex);
+        auto queue = std::make_shared<stream_queue>(ex, options_.stream_backlog);
         auto outcome = std::make_shared<server::connection::handled>();
         bool const listen = modern && r.method == "subscriptions/listen";
         if (modern)
             track(conn, listen ? queue : nullptr);
-        asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), facts, listen), asio::detached);
+        asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), std::move(facts), listen),
+                       asio::detached);
+        peer_watch watch(stream.socket(), [queue] { queue->interrupt(); });
+        auto abandon = [&] {
+            if (modern)
+                conn->cancel_requests();
+            return false;
+        };
 
         std::string line;
-        auto first = co_await queue->pop(line, std::chrono::hours(24 * 365));
-        if (first == stream_queue::outcome::closed) {
+        auto got = co_await queue->pop(line, unbounded_wait);
+        while (got == stream_queue::outcome::interrupted && !watch.gone())
+            got = co_await queue->pop(line, unbounded_wait);
+        if (watch.gone() || got == stream_queue::outcome::overflowed)
+            co_return abandon();
+        if (got == stream_queue::outcome::closed) {
             // Nothing was streamed: a plain JSON answer (or 202 when none is owed, e.g. cancelled).
             reply out{outcome->reply ? static_cast<bhttp::status>(outcome->http_status)
                                      : bhttp::status::accepted,
@@ -608,50 +722,167 @@ private:
         }
 
         // Streamed: SSE, each message one event; the response (if any) is the last event.
-        bool const hec = !(co_await begin_sse(stream, req, keep_alive));
-        if (hec) {
-            if (modern)
-                conn->cancel_requests();
-            co_return false;
-        }
-        bool alive = true;
-        std::string event = "data: " + line + "\n\n";
-        alive = co_await write_chunk(stream, event);
+        if (!co_await begin_sse(stream, req, keep_alive))
+            co_return abandon();
+        bool alive = co_await write_event(stream, {}, line);
         while (alive) {
-            auto got = co_await queue->pop(line, options_.keepalive);
+            got = co_await queue->pop(line, options_.keepalive);
             if (got == stream_queue::outcome::closed)
                 break;
-            if (got == stream_queue::outcome::idle) {
+            if (watch.gone() || got == stream_queue::outcome::overflowed) {
+                alive = false;
+            } else if (got == stream_queue::outcome::idle) {
                 std::string chunk = ": keepalive\n\n";
                 alive = co_await write_chunk(stream, chunk);
-            } else {
-                std::string chunk = "data: " + line + "\n\n";
-                alive = co_await write_chunk(stream, chunk);
+            } else if (got == stream_queue::outcome::line) {
+                alive = co_await write_event(stream, {}, line);
             }
         }
-        if (!alive) {
-            // Closing the response stream is the cancellation of a modern request (DIGEST §9).
-            if (modern)
-                conn->cancel_requests();
-            co_return false;
-        }
-        if (outcome->reply) {
-            std::string chunk = "data: " + jsonrpc::serialize(*outcome->reply) + "\n\n";
-            alive = co_await write_chunk(stream, chunk);
-        }
         if (!alive)
+            co_return abandon();
+        if (outcome->reply) {
+            auto const last = jsonrpc::serialize(*outcome->reply);
+            if (!co_await write_event(stream, {}, last))
+                co_return false;
+        }
+        co_return co_await end_sse(stream);
+    }
+
+    // ---- legacy session streams
+    // -------------------------------------------------------------------------------
+
+    // Runs a session request whose messages go to its resumable stream, the response last.
+    static asio::awaitable<void> run_in_session(std::shared_ptr<server::connection> conn,
+                                                std::shared_ptr<event_stream> es,
+                                                std::shared_ptr<unsigned> http_status, jsonrpc::request r,
+                                                protocol::http_facts facts, bool polling) {
+        server::connection::writer to_stream = [es](std::string line) {
+            es->publish(std::move(line));
+        };
+        std::function<void()> end_stream;
+        if (polling)
+            end_stream = [weak = std::weak_ptr<event_stream>(es)] {
+                if (auto live = weak.lock())
+                    live->request_close();
+            };
+        auto h =
+            co_await conn->async_handle(std::move(r), &facts, std::move(to_stream), std::move(end_stream));
+        *http_status = h.http_status;
+        std::optional<std::string> last;
+        if (h.reply)
+            last = jsonrpc::serialize(*h.reply);
+        es->complete(std::move(last)); // publishes `last` after the status, so a reader sees both
+    }
+
+    // Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while
+    // idle, until one of relay_end happens. The session's reader must be attached as `token`.
+    asio::awaitable<relay_end> relay(beast::tcp_stream& stream, event_stream& es, std::uint64_t token,
+                                     std::uint64_t after, stream_queue& wake, peer_watch const& watch,
+                                     legacy_session const& session) {
+        bool const standalone = es.number() == 0;
+        std::string ignored;
+        for (;;) {
+            if (watch.gone())
+                co_return relay_end::peer_gone;
+            if (!standalone && es.take_close_request())
+                co_return relay_end::closed;
+            for (auto const& e : es.events_after(after)) {
+                auto const id = http::format_event_id(es.number(), e.seq);
+                if (!co_await write_event(stream, id, e.data))
+                    co_return relay_end::peer_gone;
+                after = e.seq;
+            }
+            if (es.is_complete() && after >= es.last_seq())
+                co_return relay_end::complete;
+            if (!es.attached(token))
+                co_return relay_end::superseded;
+            if (standalone && (session.ended() || draining_))
+                co_return relay_end::over;
+            auto const got = co_await wake.pop(ignored, options_.keepalive);
+            if (got == stream_queue::outcome::idle) {
+                std::string chunk = ": keepalive\n\n";
+                if (!co_await write_chunk(stream, chunk))
+                    co_return relay_end::peer_gone;
+            }
+        }
+    }
+
+    // Ends a relayed stream's response: properly unless the peer is gone; a POST stream whose every event
+    // reached the client is forgotten (nothing is left to resume). Returns whether the connection goes on.
+    asio::awaitable<bool> finish_relay(beast::tcp_stream& stream, legacy_session& session, event_stream& es,
+                                       std::uint64_t token, relay_end end) {
+        es.detach(token);
+        if (end == relay_end::complete && es.number() != 0)
+            session.forget_stream(es.number());
+        if (end == relay_end::peer_gone)
             co_return false;
         co_return co_await end_sse(stream);
     }
 
+    // Serves a request of a legacy session on this POST: JSON when the answer comes first, else SSE whose
+    // events carry ids, so that the client can resume the stream with GET and Last-Event-ID when it breaks or
+    // when the handler ends it early (request_context::close_sse_stream, 2025-11-25). A disconnect does not
+    // cancel a legacy request (the client sends notifications/cancelled): its messages wait in the stream.
+    asio::awaitable<bool> respond_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+                                             std::shared_ptr<legacy_session> session, jsonrpc::request r,
+                                             protocol::http_facts facts) {
+        auto const ex = co_await asio::this_coro::executor;
+        auto es = session->open_stream();
+        auto wake = std::make_shared<stream_queue>(ex);
+        auto const token = es->attach([wake] { wake->interrupt(); }, false);
+        bool const polling = sse_polling(session->conn->legacy_version());
+        auto http_status = std::make_shared<unsigned>(200);
+        asio::co_spawn(
+            ex, run_in_session(session->conn, es, http_status, std::move(r), std::move(facts), polling),
+            asio::detached);
+        peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+
+        bool close_now = false;
+        std::string ignored;
+        for (;;) {
+            if (watch.gone()) {
+                es->detach(token);
+                co_return false;
+            }
+            close_now = es->take_close_request();
+            bool const complete = es->is_complete();
+            auto events = es->events_after(0);
+            if (complete && !close_now && events.size() <= 1 && es->last_seq() <= 1) {
+                // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
+                es->detach(token);
+                session->forget_stream(es->number());
+                reply out{events.empty() ? bhttp::status::accepted : static_cast<bhttp::status>(*http_status),
+                          events.empty() ? std::string() : std::move(events.front().data)};
+                co_await write_reply(stream, req, out, keep_alive);
+                co_return true;
+            }
+            if (close_now || !events.empty() || !es->attached(token))
+                break;
+            co_await wake->pop(ignored, unbounded_wait);
+        }
+
+        if (!co_await begin_sse(stream, req, keep_alive) ||
+            !co_await write_stream_opening(stream, *es, 0, polling)) {
+            es->detach(token);
+            co_return false;
+        }
+        if (close_now) {
+            // Before anything but the priming event: the client resumes from it.
+            co_return co_await finish_relay(stream, *session, *es, token, relay_end::closed);
+        }
+        auto const end = co_await relay(stream, *es, token, 0, *wake, watch, *session);
+        co_return co_await finish_relay(stream, *session, *es, token, end);
+    }
+
+    // GET: the session's standalone stream from now on; with Last-Event-ID, the stream that event belongs to
+    // (standalone or a POST's) from after that event, taken over from a reader the server still thinks alive.
     asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
-        bool unknown = false;
-        auto session = session_of(req, unknown);
-        if (!session) {
-            reply answer = unknown ? session_not_found() : no_session_stream();
-            co_await write_reply(stream, req, answer, keep_alive);
+        auto found = session_for(req);
+        if (auto* refusal = std::get_if<reply>(&found)) {
+            co_await write_reply(stream, req, *refusal, keep_alive);
             co_return true;
         }
+        auto session = std::get<std::shared_ptr<legacy_session>>(std::move(found));
         session->touch();
         if (!accepts(req, "text/event-stream")) {
             reply answer =
@@ -661,12 +892,30 @@ private:
             co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
-        auto const ex = co_await asio::this_coro::executor;
-        auto wake_queue = std::make_shared<stream_queue>(ex);
-        // A GET with Last-Event-ID resumes a stream the client saw break, which may still look attached here
-        // (a dead peer is only noticed at the next write): it takes the session's stream over.
+        std::shared_ptr<event_stream> es;
+        std::uint64_t after = 0;
         auto const resume = header(req, "Last-Event-ID");
-        auto const token = session->attach([wake_queue] { wake_queue->push({}); }, resume.has_value());
+        if (resume) {
+            auto const position = http::parse_event_id(*resume);
+            if (position)
+                es = session->find_stream(position->stream);
+            if (!es || position->seq > es->last_seq()) {
+                reply answer = reply{bhttp::status::bad_request,
+                                     error_body(std::nullopt, protocol::invalid_request(
+                                                                  "Invalid Request: Last-Event-ID names no "
+                                                                  "stream of this session that can be "
+                                                                  "resumed"))};
+                co_await write_reply(stream, req, answer, keep_alive);
+                co_return true;
+            }
+            after = position->seq;
+        } else {
+            es = session->standalone();
+            after = es->last_seq(); // only what comes from now on; replay is for Last-Event-ID
+        }
+        auto const ex = co_await asio::this_coro::executor;
+        auto wake = std::make_shared<stream_queue>(ex);
+        auto const token = es->attach([wake] { wake->interrupt(); }, resume.has_value());
         if (token == 0) {
             reply answer = reply{bhttp::status::conflict,
                                  error_body(std::nullopt, protocol::invalid_request(
@@ -675,60 +924,29 @@ private:
             co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
-        std::uint64_t last = 0;
-        if (resume) {
-            try {
-                last = std::stoull(std::string(*resume));
-            } catch (std::exception const&) {
-                last = 0;
-            }
-        }
-        bool const hec = !(co_await begin_sse(stream, req, keep_alive));
-        bool alive = !hec;
-        if (alive) {
-            std::string chunk = "retry: 1000\n\n";
-            alive = co_await write_chunk(stream, chunk);
-        }
-        std::string ignored;
-        while (alive && session->attached(token) && !session->ended() && !draining_) {
-            for (auto const& e : session->events_after(last)) {
-                {
-                    std::string chunk = "id: " + std::to_string(e.id) + "\ndata: " + e.data + "\n\n";
-                    alive = co_await write_chunk(stream, chunk);
-                }
-                if (!alive)
-                    break;
-                last = e.id;
-            }
-            if (!alive || !session->attached(token) || session->ended() || draining_)
-                break;
-            auto got = co_await wake_queue->pop(ignored, options_.keepalive);
-            if (got == stream_queue::outcome::idle) {
-                std::string chunk = ": keepalive\n\n";
-                alive = co_await write_chunk(stream, chunk);
-            }
-        }
-        session->detach(token);
-        if (!alive)
+        bool const polling = sse_polling(session->conn->legacy_version());
+        if (!co_await begin_sse(stream, req, keep_alive) ||
+            !co_await write_stream_opening(stream, *es, after, polling)) {
+            es->detach(token);
             co_return false;
-        co_return co_await end_sse(stream);
+        }
+        peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+        auto const end = co_await relay(stream, *es, token, after, *wake, watch, *session);
+        co_return co_await finish_relay(stream, *session, *es, token, end);
     }
 
     asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
-        bool unknown = false;
-        auto session = session_of(req, unknown);
-        if (!session) {
-            reply answer = unknown ? session_not_found() : no_session_stream();
-            co_await write_reply(stream, req, answer, keep_alive);
+        auto found = session_for(req);
+        if (auto* refusal = std::get_if<reply>(&found)) {
+            co_await write_reply(stream, req, *refusal, keep_alive);
             co_return true;
         }
+        auto const& session = std::get<std::shared_ptr<legacy_session>>(found);
         sessions_.remove(session->id());
         session->end();
         session->conn->finish([] {});
-        {
-            reply answer = reply{bhttp::status::ok, {}};
-            co_await write_reply(stream, req, answer, keep_alive);
-        }
+        reply answer = reply{bhttp::status::ok, {}};
+        co_await write_reply(stream, req, answer, keep_alive);
         co_return true;
     }
 
@@ -746,6 +964,8 @@ private:
     std::atomic<std::size_t> open_listens_{0};
     std::mutex live_mutex_;
     std::vector<std::pair<std::weak_ptr<server::connection>, std::weak_ptr<stream_queue>>> live_;
+    std::mutex sockets_mutex_;
+    std::list<std::shared_ptr<socket_entry>> sockets_;
 };
 
 http_server::http_server(server::server& srv, http_options options)

@@ -21,80 +21,46 @@ std::string mint_session_id() {
     return id;
 }
 
-void legacy_session::publish(std::string line) {
-    std::function<void()> wake;
-    {
-        std::lock_guard lock(mutex_);
-        if (ended_)
-            return;
-        log_.push_back({next_event_id_++, std::move(line)});
-        while (log_.size() > replay_limit_)
-            log_.pop_front();
-        wake = wake_;
+std::shared_ptr<event_stream> legacy_session::open_stream() {
+    std::lock_guard lock(mutex_);
+    auto s = std::make_shared<event_stream>(next_stream_++, replay_limit_);
+    for (auto it = streams_.begin(); streams_.size() >= max_streams_ && it != streams_.end();) {
+        if (it->second->has_reader())
+            ++it;
+        else
+            it = streams_.erase(it);
     }
-    if (wake)
-        wake();
+    streams_.emplace(s->number(), s);
+    return s;
 }
 
-std::vector<legacy_session::event> legacy_session::events_after(std::uint64_t last_seen) const {
+std::shared_ptr<event_stream> legacy_session::find_stream(std::uint64_t number) const {
+    if (number == 0)
+        return standalone_;
     std::lock_guard lock(mutex_);
-    std::vector<event> out;
-    for (auto const& e : log_)
-        if (e.id > last_seen)
-            out.push_back(e);
-    return out;
+    auto it = streams_.find(number);
+    return it == streams_.end() ? nullptr : it->second;
 }
 
-std::uint64_t legacy_session::attach(std::function<void()> wake, bool take_over) {
-    std::function<void()> previous;
-    std::uint64_t token = 0;
-    {
-        std::lock_guard lock(mutex_);
-        if (ended_ || (stream_ != 0 && !take_over))
-            return 0;
-        previous = std::move(wake_);
-        token = stream_ = next_stream_++;
-        wake_ = std::move(wake);
-    }
-    if (previous)
-        previous(); // the superseded stream wakes, finds itself detached, and ends
-    return token;
-}
-
-void legacy_session::detach(std::uint64_t token) {
+void legacy_session::forget_stream(std::uint64_t number) {
     std::lock_guard lock(mutex_);
-    if (stream_ != token)
-        return;
-    stream_ = 0;
-    wake_ = nullptr;
-}
-
-bool legacy_session::attached(std::uint64_t token) const {
-    std::lock_guard lock(mutex_);
-    return token != 0 && stream_ == token;
+    streams_.erase(number);
 }
 
 void legacy_session::end() {
-    std::function<void()> wake;
-    {
-        std::lock_guard lock(mutex_);
-        ended_ = true;
-        wake = wake_;
-    }
-    if (wake)
-        wake();
+    ended_ = true;
+    standalone_->wake();
 }
 
 bool legacy_session::ended() const {
-    std::lock_guard lock(mutex_);
     return ended_;
 }
 
-std::shared_ptr<legacy_session> session_store::create(std::size_t replay_limit) {
+std::shared_ptr<legacy_session> session_store::create(std::size_t replay_limit, std::size_t max_streams) {
     std::lock_guard lock(mutex_);
     if (sessions_.size() >= max_)
         return nullptr;
-    auto s = std::make_shared<legacy_session>(mint_session_id(), replay_limit);
+    auto s = std::make_shared<legacy_session>(mint_session_id(), replay_limit, max_streams);
     sessions_[s->id()] = s;
     return s;
 }

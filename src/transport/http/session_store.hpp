@@ -1,16 +1,16 @@
-// Legacy Streamable HTTP sessions: one server::connection each, the id the client echoes, and the log of
-// session-level messages (server requests and notifications) that the standalone GET stream delivers, with
-// event ids so a broken stream resumes from `Last-Event-ID` within a bounded replay window.
+// Legacy Streamable HTTP sessions: one server::connection each, the id the client echoes, and the resumable
+// SSE streams (event_stream.hpp) of its messages: the standalone one that GET delivers, and one per POST
+// answered with SSE, so a broken or server-closed stream resumes from `Last-Event-ID` within a bounded replay
+// window.
 #pragma once
 
 #include <duet/server/connection.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
+#include "event_stream.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,33 +25,29 @@ namespace duet::transport::http {
 
 class legacy_session {
 public:
-    legacy_session(std::string id, std::size_t replay_limit)
-        : id_(std::move(id)), replay_limit_(replay_limit) {}
+    legacy_session(std::string id, std::size_t replay_limit, std::size_t max_streams)
+        : id_(std::move(id)), replay_limit_(replay_limit), max_streams_(max_streams),
+          standalone_(std::make_shared<event_stream>(0, replay_limit)) {}
 
     [[nodiscard]] std::string const& id() const noexcept { return id_; }
 
     std::shared_ptr<server::connection> conn;
 
-    /// Appends a session-level message and wakes the attached stream. Oldest events beyond the replay window
-    /// are dropped.
-    void publish(std::string line);
+    /// The standalone stream (number 0): session-level messages (server requests and notifications), which
+    /// the GET stream delivers.
+    [[nodiscard]] std::shared_ptr<event_stream> const& standalone() const noexcept { return standalone_; }
+    /// Appends a session-level message to the standalone stream.
+    void publish(std::string line) { standalone_->publish(std::move(line)); }
 
-    struct event {
-        std::uint64_t id;
-        std::string data;
-    };
-    /// Events after `last_seen` (0 = from the oldest kept).
-    [[nodiscard]] std::vector<event> events_after(std::uint64_t last_seen) const;
+    /// A new stream for one POST's messages. Beyond `max_streams` kept ones, the oldest without a reader is
+    /// forgotten (it can no longer be resumed).
+    [[nodiscard]] std::shared_ptr<event_stream> open_stream();
+    /// The stream `number` names (0: the standalone one); null when unknown or forgotten.
+    [[nodiscard]] std::shared_ptr<event_stream> find_stream(std::uint64_t number) const;
+    /// A POST stream whose every event reached the client: nothing is left to resume.
+    void forget_stream(std::uint64_t number);
 
-    /// At most one standalone stream at a time: attach() refuses (returns 0) while one is attached, unless
-    /// `take_over` (a resumption with Last-Event-ID: the client saw its stream break before the server did);
-    /// then the previous stream is woken and sees it is no longer attached. Returns the new stream's token.
-    [[nodiscard]] std::uint64_t attach(std::function<void()> wake, bool take_over = false);
-    /// Detaches the stream `token` names, if it is still the attached one.
-    void detach(std::uint64_t token);
-    /// Whether the stream `token` names is the attached one.
-    [[nodiscard]] bool attached(std::uint64_t token) const;
-    /// Ends the session: wakes the stream so it closes.
+    /// Ends the session: wakes the standalone stream's reader so it closes.
     void end();
     [[nodiscard]] bool ended() const;
 
@@ -61,13 +57,12 @@ public:
 private:
     std::string id_;
     std::size_t replay_limit_;
+    std::size_t max_streams_;
+    std::shared_ptr<event_stream> standalone_;
     mutable std::mutex mutex_;
-    std::deque<event> log_;
-    std::uint64_t next_event_id_ = 1;
-    std::function<void()> wake_;
-    std::uint64_t stream_ = 0; ///< the attached stream's token; 0: none
+    std::map<std::uint64_t, std::shared_ptr<event_stream>> streams_; ///< POST streams, oldest first
     std::uint64_t next_stream_ = 1;
-    bool ended_ = false;
+    std::atomic<bool> ended_{false};
     std::atomic<std::chrono::steady_clock::time_point> last_seen_{std::chrono::steady_clock::now()};
 };
 
@@ -76,7 +71,7 @@ public:
     explicit session_store(std::size_t max_sessions) : max_(max_sessions) {}
 
     /// Null when the store is full.
-    [[nodiscard]] std::shared_ptr<legacy_session> create(std::size_t replay_limit);
+    [[nodiscard]] std::shared_ptr<legacy_session> create(std::size_t replay_limit, std::size_t max_streams);
     [[nodiscard]] std::shared_ptr<legacy_session> find(std::string const& id);
     std::shared_ptr<legacy_session> remove(std::string const& id);
     /// Sessions idle longer than `expiry`, removed from the store.

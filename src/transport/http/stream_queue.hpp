@@ -1,5 +1,8 @@
 // A queue of outbound lines for one HTTP response or stream, filled from the connection's strand and drained
-// by the HTTP coroutine that owns the socket. Safe to push from any thread.
+// by the HTTP coroutine that owns the socket. Safe to push from any thread. Bounded: a reader (a slow client)
+// that lets more than `max_items` lines pile up loses the stream (pop() says `overflowed`), so one stream
+// cannot grow the server's memory without limit. interrupt() wakes the reader for something else (the peer
+// went away; the handler asked to end the stream).
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -15,20 +18,37 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace duet::transport::http {
 
 class stream_queue : public std::enable_shared_from_this<stream_queue> {
 public:
     /// `executor` must be the (strand) executor of the coroutine that calls pop().
-    explicit stream_queue(boost::asio::any_io_executor executor) : timer_(executor) {}
+    /// `max_items` 0: unbounded (a queue used only to wake its reader).
+    explicit stream_queue(boost::asio::any_io_executor executor, std::size_t max_items = 0)
+        : timer_(executor), max_items_(max_items) {}
 
     void push(std::string line) {
         {
             std::lock_guard lock(mutex_);
             if (closed_)
                 return;
-            items_.push_back(std::move(line));
+            if (max_items_ != 0 && items_.size() >= max_items_) {
+                items_.clear();
+                overflowed_ = closed_ = true;
+            } else {
+                items_.push_back(std::move(line));
+            }
+        }
+        wake();
+    }
+
+    /// pop() returns `interrupted` (once) as soon as it can.
+    void interrupt() {
+        {
+            std::lock_guard lock(mutex_);
+            interrupted_ = true;
         }
         wake();
     }
@@ -42,7 +62,7 @@ public:
         wake();
     }
 
-    enum class outcome { line, idle, closed };
+    enum class outcome { line, idle, closed, interrupted, overflowed };
 
     /// Waits up to `idle` for the next line.
     boost::asio::awaitable<outcome> pop(std::string& out, std::chrono::milliseconds idle) {
@@ -50,6 +70,10 @@ public:
         for (;;) {
             {
                 std::lock_guard lock(mutex_);
+                if (std::exchange(interrupted_, false))
+                    co_return outcome::interrupted;
+                if (overflowed_)
+                    co_return outcome::overflowed;
                 if (!items_.empty()) {
                     out = std::move(items_.front());
                     items_.pop_front();
@@ -73,7 +97,10 @@ private:
     std::mutex mutex_;
     std::deque<std::string> items_;
     bool closed_ = false;
+    bool interrupted_ = false;
+    bool overflowed_ = false;
     boost::asio::steady_timer timer_;
+    std::size_t max_items_;
 };
 
 } // namespace duet::transport::http
