@@ -15,7 +15,7 @@
 // 200 JSON body). Load: wrk with bench/wrk/mcp.lua (HTTP), bench_stdio_driver (stdio), bench/sessions.mjs and
 // bench/fanout.mjs (memory and fan-out). Every load tool checks every answer and ends with one `BENCH k=v`
 // line, which is all this script reads.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -424,12 +424,10 @@ function plain(t) {
     return t.map(r => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
+// What a command prints on stdout and stderr together (nginx -v writes to stderr).
 function tryRun(cmd, args) {
-    try {
-        return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-    } catch (e) {
-        return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || 'unavailable';
-    }
+    const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() || 'unavailable';
 }
 
 function versions() {
@@ -442,7 +440,7 @@ function versions() {
         }
     });
     return [
-        `Duet: commit ${tryRun('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])}${tryRun('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no']) ? ' (with uncommitted changes)' : ''}, Release build (${rel(release)})`,
+        `Duet: commit ${tryRun('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])}${spawnSync('git', ['-C', root, 'diff', '--quiet', 'HEAD']).status === 0 ? '' : ' (with uncommitted changes)'}, Release build (${rel(release)})`,
         `Compiler: ${tryRun('c++', ['--version']).split('\n')[0]}`,
         `Boost: ${tryRun('dpkg-query', ['-W', '-f=${Version}', 'libboost1.81-dev'])}`,
         `Node: ${process.version}; peers: ${peerVersions.join(', ')}`,
@@ -511,7 +509,10 @@ ${checks.map(c => `- **${c.verdict}** ${c.target}: ${c.detail}`).join('\n')}
 ${failures.length ? `\nErrors while running:\n\n${failures.map(f => `- ${f}`).join('\n')}\n` : ''}
 ## Commands
 
-Each target was started, driven, and stopped in turn, exactly as follows (from the repository root).
+Each target was started, driven, and stopped in turn, exactly as follows (from the repository root). Ports
+are free ones picked for the run; the arguments after a URL are the server's pid (for /proc readings) and a
+count; a legacy \`Mcp-Session-Id\` is one bench/run.mjs opened (initialize + notifications/initialized) just
+before the run that uses it.
 
 \`\`\`sh
 ${commands.join('\n\n')}
