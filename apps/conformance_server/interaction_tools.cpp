@@ -167,6 +167,18 @@ void add_interaction_tools(server::server& srv) {
                      co_return co_await ask_and_report(ctx, std::move(question), "Elicitation completed: ");
                  });
 
+    // SEP-1699 polling: the POST stream ends mid-call and the result arrives on the client's resumption.
+    srv.add_tool(
+        tool{.name = "test_reconnection",
+             .description = "Closes its SSE stream mid-call; the result arrives after the client resumes",
+             .input_schema = no_arguments()},
+        [](json::object const&, request_context& ctx) -> awaitable<tool_result> {
+            co_await pause(std::chrono::milliseconds(50));
+            ctx.close_sse_stream();
+            co_await pause(std::chrono::milliseconds(200));
+            co_return tool_result::text("Reconnection test completed successfully");
+        });
+
     // 2026 diagnostics (server-stateless scenario).
     srv.add_tool(
         tool{.name = "test_missing_capability",
