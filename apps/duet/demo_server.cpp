@@ -122,18 +122,17 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                       co_return tool_result::text("Hello, " + std::string(name->get_string()) + "!");
                   });
 
-    srv->add_resource(
-        resource{.uri = "duet://demo/readme",
-                 .name = "readme",
-                 .title = "About this server",
-                 .description = "What the demo server offers",
-                 .mime_type = "text/markdown",
-                 .read = [](std::string const& uri, request_context&) {
-                     read_result r;
-                     r.contents.push_back(text_resource_contents(
-                         uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\n", "text/markdown"));
-                     return r;
-                 }});
+    srv->add_resource(resource{.uri = "duet://demo/readme",
+                               .name = "readme",
+                               .title = "About this server",
+                               .description = "What the demo server offers",
+                               .mime_type = "text/markdown"},
+                      [](std::string const& uri, request_context&) {
+                          read_result r;
+                          r.contents.push_back(text_resource_contents(
+                              uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\n", "text/markdown"));
+                          return r;
+                      });
 
     static std::vector<std::string> const names{"ada", "alan", "barbara", "grace", "linus"};
     srv->add_resource_template(resource_template{
@@ -142,12 +141,12 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
         .title = "A greeting",
         .description = "A greeting for the given name",
         .mime_type = "text/plain",
-        .read =
-            [](std::string const& uri, uri_variables const& vars, request_context&) {
-                read_result r;
-                r.contents.push_back(text_resource_contents(uri, "Hello, " + vars.at("name") + "!"));
-                return r;
-            },
+        .read = [](std::string const& uri, uri_variables const& vars,
+                   request_context&) -> boost::asio::awaitable<read_result> {
+            read_result r;
+            r.contents.push_back(text_resource_contents(uri, "Hello, " + vars.at("name") + "!"));
+            co_return r;
+        },
         .complete =
             [](std::string const& argument, std::string const& value, auto const&) {
                 return argument == "name" ? starting_with(names, value) : std::vector<std::string>{};
@@ -163,14 +162,13 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                        .description = "The snippet's language",
                        .required = true},
                       {.name = "code", .title = "Code", .description = "The snippet", .required = false}},
-        .get =
-            [](std::map<std::string, std::string> const& args, request_context&) {
-                prompt_result r;
-                r.description = "Review of a " + args.at("language") + " snippet";
-                auto code = args.contains("code") ? args.at("code") : std::string("(no code given)");
-                r.add("user", text_content("Please review this " + args.at("language") + " code:\n" + code));
-                return r;
-            },
+        .get = [](prompt_arguments const& args, request_context&) -> boost::asio::awaitable<prompt_result> {
+            prompt_result r;
+            r.description = "Review of a " + args.at("language") + " snippet";
+            auto code = args.contains("code") ? args.at("code") : std::string("(no code given)");
+            r.add("user", text_content("Please review this " + args.at("language") + " code:\n" + code));
+            co_return r;
+        },
         .complete =
             [](std::string const& argument, std::string const& value, auto const&) {
                 return argument == "language" ? starting_with(languages, value) : std::vector<std::string>{};

@@ -298,10 +298,12 @@ private:
     // own stream for its notifications (null: the connection's writer).
     asio::awaitable<handled> answer(jsonrpc::request r, protocol::http_facts const* http, writer out,
                                     std::function<void()> end_stream) {
+        // A snapshot: registrations may change while this request runs without moving what it was admitted
+        // by.
         auto const caps = server_.capabilities();
         protocol::admission_context ac;
         ac.session = session_view();
-        ac.capabilities = &caps;
+        ac.capabilities = caps.get();
         ac.eras = server_.options().eras;
         ac.http = http;
         ac.param_headers = &server_.param_header_lookup();
@@ -322,7 +324,7 @@ private:
             if (auto reply = serve_session_method(r, a.method->id))
                 co_return handled{std::move(reply)};
         } else if (a.method->id == method_id::subscriptions_listen) {
-            co_return handled{listen(r, caps, out)};
+            co_return handled{listen(r, *caps, out)};
         }
         // Not `handled{co_await ...}`: GCC 12 destroys temporaries twice for a co_await inside braced
         // initialization.
@@ -612,7 +614,8 @@ private:
 
     void deliver(server_event const& e) {
         using kind = server_event::kind;
-        auto const caps = server_.capabilities();
+        auto const snapshot = server_.capabilities();
+        auto const& caps = *snapshot;
         auto method = [&]() -> std::string_view {
             switch (e.what) {
             case kind::tools_changed:

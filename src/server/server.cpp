@@ -134,6 +134,8 @@ server::server(server_options options)
             return {};
         return it->second; // entries are replaced, never mutated in place, while a request uses them
     };
+    std::unique_lock lock(mutex_);
+    refresh_capabilities();
 }
 
 server::~server() {
@@ -156,6 +158,7 @@ void server::add_tool(tool t) {
         auto name = t.name; // the assignment's right side runs first and moves `t`
         param_headers_[name] = std::move(*bindings);
         tools_[name] = std::make_shared<tool const>(std::move(t));
+        refresh_capabilities();
     }
     announce({server_event::kind::tools_changed, {}});
 }
@@ -166,6 +169,7 @@ bool server::remove_tool(std::string const& name) {
         if (tools_.erase(name) == 0)
             return false;
         param_headers_.erase(name);
+        refresh_capabilities();
     }
     announce({server_event::kind::tools_changed, {}});
     return true;
@@ -178,6 +182,7 @@ void server::add_resource(resource r) {
         std::unique_lock lock(mutex_);
         auto uri = r.uri;
         resources_[uri] = std::make_shared<resource const>(std::move(r));
+        refresh_capabilities();
     }
     announce({server_event::kind::resources_changed, {}});
 }
@@ -187,6 +192,7 @@ bool server::remove_resource(std::string const& uri) {
         std::unique_lock lock(mutex_);
         if (resources_.erase(uri) == 0)
             return false;
+        refresh_capabilities();
     }
     announce({server_event::kind::resources_changed, {}});
     return true;
@@ -201,6 +207,7 @@ void server::add_resource_template(resource_template t) {
         std::unique_lock lock(mutex_);
         auto key = t.uri_template;
         templates_[key] = std::make_shared<resource_template const>(std::move(t));
+        refresh_capabilities();
     }
     announce({server_event::kind::resources_changed, {}});
 }
@@ -210,6 +217,7 @@ bool server::remove_resource_template(std::string const& uri_template) {
         std::unique_lock lock(mutex_);
         if (templates_.erase(uri_template) == 0)
             return false;
+        refresh_capabilities();
     }
     announce({server_event::kind::resources_changed, {}});
     return true;
@@ -222,6 +230,7 @@ void server::add_prompt(prompt p) {
         std::unique_lock lock(mutex_);
         auto name = p.name;
         prompts_[name] = std::make_shared<prompt const>(std::move(p));
+        refresh_capabilities();
     }
     announce({server_event::kind::prompts_changed, {}});
 }
@@ -231,6 +240,7 @@ bool server::remove_prompt(std::string const& name) {
         std::unique_lock lock(mutex_);
         if (prompts_.erase(name) == 0)
             return false;
+        refresh_capabilities();
     }
     announce({server_event::kind::prompts_changed, {}});
     return true;
@@ -259,9 +269,9 @@ void server::announce(server_event const& e) {
         l->on_server_event(e);
 }
 
-protocol::server_capabilities server::capabilities() const {
-    std::shared_lock lock(mutex_);
-    protocol::server_capabilities c;
+void server::refresh_capabilities() {
+    auto next = std::make_shared<protocol::server_capabilities>();
+    auto& c = *next;
     c.tools = !tools_.empty();
     c.tools_list_changed = c.tools;
     c.prompts = !prompts_.empty();
@@ -275,7 +285,7 @@ protocol::server_capabilities server::capabilities() const {
                      std::any_of(templates_.begin(), templates_.end(),
                                  [](auto const& t) { return bool(t.second->complete); });
     c.completions = completes;
-    return c;
+    capabilities_.store(std::move(next), std::memory_order_release);
 }
 
 protocol::cache_hints server::hints_for(method_id m) const {
@@ -285,7 +295,7 @@ protocol::cache_hints server::hints_for(method_id m) const {
 
 boost::json::object server::initialize_result(protocol::version v) const {
     boost::json::object r{{"protocolVersion", protocol::to_string(v)},
-                          {"capabilities", capabilities().to_json(v)},
+                          {"capabilities", capabilities()->to_json(v)},
                           {"serverInfo", server_info_}};
     if (!options_.instructions.empty())
         r["instructions"] = options_.instructions;
@@ -296,7 +306,7 @@ boost::json::object server::initialize_result(protocol::version v) const {
 serve_result server::discover() const {
     served s;
     s.result["supportedVersions"] = protocol::advertised_modern_versions();
-    s.result["capabilities"] = capabilities().to_json(protocol::latest_modern_version);
+    s.result["capabilities"] = capabilities()->to_json(protocol::latest_modern_version);
     if (!options_.instructions.empty())
         s.result["instructions"] = options_.instructions;
     s.hints = hints_for(method_id::server_discover);
@@ -365,10 +375,11 @@ boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const&
     co_return served{r.to_json(), {}};
 }
 
-serve_result server::read_resource(boost::json::value const& params, request_context& ctx) const {
+boost::asio::awaitable<serve_result> server::read_resource(boost::json::value const& params,
+                                                           request_context& ctx) const {
     auto const uri = string_field(params, "uri");
     if (!uri)
-        return missing_field("uri");
+        co_return missing_field("uri");
     std::shared_ptr<resource const> exact;
     std::shared_ptr<resource_template const> templ;
     uri_variables vars;
@@ -390,24 +401,25 @@ serve_result server::read_resource(boost::json::value const& params, request_con
     read_result r;
     protocol::cache_hints hints = hints_for(method_id::resources_read);
     if (exact) {
-        r = exact->read(u, ctx);
+        r = co_await exact->read(u, ctx);
         if (exact->hints)
             hints = *exact->hints;
     } else if (templ) {
-        r = templ->read(u, vars, ctx);
+        r = co_await templ->read(u, vars, ctx);
         if (templ->hints)
             hints = *templ->hints;
     }
     // A read that finds nothing is not-found, never an empty `contents` (DIGEST §8).
     if (r.contents.empty())
-        return protocol::resource_not_found(ctx.era(), u);
-    return served{r.to_json(), hints};
+        co_return protocol::resource_not_found(ctx.era(), u);
+    co_return served{r.to_json(), hints};
 }
 
-serve_result server::get_prompt(boost::json::value const& params, request_context& ctx) const {
+boost::asio::awaitable<serve_result> server::get_prompt(boost::json::value const& params,
+                                                        request_context& ctx) const {
     auto const name = string_field(params, "name");
     if (!name)
-        return missing_field("name");
+        co_return missing_field("name");
     std::shared_ptr<prompt const> p;
     {
         std::shared_lock lock(mutex_);
@@ -415,24 +427,25 @@ serve_result server::get_prompt(boost::json::value const& params, request_contex
             p = it->second;
     }
     if (!p)
-        return protocol::invalid_params("Unknown prompt: " + std::string(*name),
-                                        boost::json::object{{"name", *name}});
-    std::map<std::string, std::string> args;
+        co_return protocol::invalid_params("Unknown prompt: " + std::string(*name),
+                                           boost::json::object{{"name", *name}});
+    prompt_arguments args;
     if (auto const* a = params.get_object().if_contains("arguments"); a && !a->is_null()) {
         if (!a->is_object())
-            return protocol::invalid_params("Invalid params: arguments must be an object");
+            co_return protocol::invalid_params("Invalid params: arguments must be an object");
         for (auto const& kv : a->get_object()) {
             if (!kv.value().is_string())
-                return protocol::invalid_params("Invalid params: prompt argument \"" + std::string(kv.key()) +
-                                                "\" must be a string");
+                co_return protocol::invalid_params("Invalid params: prompt argument \"" +
+                                                   std::string(kv.key()) + "\" must be a string");
             args.emplace(kv.key(), kv.value().get_string());
         }
     }
     for (auto const& declared : p->arguments)
         if (declared.required && !args.contains(declared.name))
-            return protocol::invalid_params("Invalid params: missing required prompt argument \"" +
-                                            declared.name + "\"");
-    return served{p->get(args, ctx).to_json(), {}};
+            co_return protocol::invalid_params("Invalid params: missing required prompt argument \"" +
+                                               declared.name + "\"");
+    prompt_result r = co_await p->get(args, ctx);
+    co_return served{r.to_json(), {}};
 }
 
 serve_result server::complete(boost::json::value const& params) const {
@@ -503,9 +516,9 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
     case method_id::tools_call:
         co_return co_await call_tool(p, ctx);
     case method_id::resources_read:
-        co_return read_resource(p, ctx);
+        co_return co_await read_resource(p, ctx);
     case method_id::prompts_get:
-        co_return get_prompt(p, ctx);
+        co_return co_await get_prompt(p, ctx);
     case method_id::completion_complete:
         co_return complete(p);
     default:

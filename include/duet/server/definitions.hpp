@@ -3,9 +3,15 @@
 // The things a server offers, each declared once and served in both eras: tools, resources, resource
 // templates and prompts. Fields map one-to-one to the wire (DIGEST §12); empty optional fields are left out.
 //
+// Every handler that serves a request (tools/call, prompts/get, resources/read) is a coroutine, so it can ask
+// the client for input with request_context::async_input in both eras. server::add_tool / add_prompt /
+// add_resource / add_resource_template also take plain functions and run them off the I/O threads.
+//
 //     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
 //                          .input_schema = {{"type","object"}, {"properties", {{"text",
 //                          {{"type","string"}}}}}}, .handler = echo});
+//     server.add_prompt(prompt{.name = "intro"}, [](prompt_arguments const& args, request_context& ctx)
+//                                                    -> boost::asio::awaitable<prompt_result> { ... });
 #pragma once
 
 #include <duet/protocol/param_headers.hpp>
@@ -48,6 +54,20 @@ struct tool {
 
 /// Template variables by name, as matched from a URI.
 using uri_variables = std::map<std::string, std::string>;
+/// Prompt arguments by name, as the client sent them.
+using prompt_arguments = std::map<std::string, std::string>;
+
+/// A coroutine resources/read handler for one resource. Plain functions are accepted by server::add_resource
+/// and run off the I/O threads. An empty `contents` is a not-found error.
+using resource_handler =
+    std::function<boost::asio::awaitable<read_result>(std::string const& uri, request_context& ctx)>;
+/// A coroutine resources/read handler for the URIs a template matches; `vars` holds the matched variables.
+using resource_template_handler = std::function<boost::asio::awaitable<read_result>(
+    std::string const& uri, uri_variables const& vars, request_context& ctx)>;
+/// A coroutine prompts/get handler. Plain functions are accepted by server::add_prompt and run off the I/O
+/// threads.
+using prompt_handler = std::function<boost::asio::awaitable<prompt_result>(prompt_arguments const& arguments,
+                                                                           request_context& ctx)>;
 /// Completion candidates for one argument: (argument name, partial value, other arguments already chosen).
 using completion_handler =
     std::function<std::vector<std::string>(std::string const& argument, std::string const& value,
@@ -63,7 +83,7 @@ struct resource {
     boost::json::object annotations;
     boost::json::array icons;
     std::optional<protocol::cache_hints> hints; ///< resources/read cache hints; server default when empty
-    std::function<read_result(std::string const& uri, request_context& ctx)> read;
+    resource_handler read;
 
     [[nodiscard]] boost::json::object to_json() const;
 };
@@ -77,7 +97,7 @@ struct resource_template {
     boost::json::object annotations;
     boost::json::array icons;
     std::optional<protocol::cache_hints> hints;
-    std::function<read_result(std::string const& uri, uri_variables const& vars, request_context& ctx)> read;
+    resource_template_handler read;
     completion_handler complete; ///< completes template variables (completion/complete with ref/resource)
 
     [[nodiscard]] boost::json::object to_json() const;
@@ -96,8 +116,7 @@ struct prompt {
     std::string description;
     std::vector<prompt_argument> arguments;
     boost::json::array icons;
-    std::function<prompt_result(std::map<std::string, std::string> const& arguments, request_context& ctx)>
-        get;
+    prompt_handler get;
     completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
 
     [[nodiscard]] boost::json::object to_json() const;

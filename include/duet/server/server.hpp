@@ -31,8 +31,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -135,9 +137,7 @@ public:
     template<class F>
     requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
     void add_tool(tool t, F f) {
-        t.handler = offload([f = std::move(f)](boost::json::object const& args, request_context& ctx) {
-            return f(args, ctx);
-        });
+        t.handler = offload<tool_result, boost::json::object const&>(std::move(f));
         add_tool(std::move(t));
     }
 
@@ -161,11 +161,65 @@ public:
 
     // ---- resources, templates, prompts -------------------------------------------------------------------
 
+    // Each takes its handler in the definition (a coroutine: `read` / `get`) or as a second argument: a plain
+    // function, run on the blocking pool, or a coroutine, run on the connection's executor (it must not
+    // block). Only coroutine handlers can ask the client for input (request_context::async_input). A
+    // definition without a handler, name or URI throws std::invalid_argument.
+
+    /// Registers (or replaces) a resource. Plain handler: `read_result(std::string const& uri,
+    /// request_context&)`; coroutine: the same returning `awaitable<read_result>`.
     void add_resource(resource r);
+    template<class F>
+    requires std::is_invocable_r_v<read_result, F, std::string const&, request_context&>
+    void add_resource(resource r, F f) {
+        r.read = offload<read_result, std::string const&>(std::move(f));
+        add_resource(std::move(r));
+    }
+    template<class F>
+    requires std::is_invocable_r_v<boost::asio::awaitable<read_result>, F, std::string const&,
+                                   request_context&> void
+    add_resource(resource r, F f) {
+        r.read = std::move(f);
+        add_resource(std::move(r));
+    }
     bool remove_resource(std::string const& uri);
+
+    /// Registers (or replaces) a resource template. Plain handler: `read_result(std::string const& uri,
+    /// uri_variables const&, request_context&)`; coroutine: the same returning `awaitable<read_result>`.
+    /// Throws std::invalid_argument for a template without a `{variable}`.
     void add_resource_template(resource_template t);
+    template<class F>
+    requires std::is_invocable_r_v<read_result, F, std::string const&, uri_variables const&, request_context&>
+    void add_resource_template(resource_template t, F f) {
+        t.read = offload<read_result, std::string const&, uri_variables const&>(std::move(f));
+        add_resource_template(std::move(t));
+    }
+    template<class F>
+    requires std::is_invocable_r_v<boost::asio::awaitable<read_result>, F, std::string const&,
+                                   uri_variables const&, request_context&> void
+    add_resource_template(resource_template t, F f) {
+        t.read = std::move(f);
+        add_resource_template(std::move(t));
+    }
     bool remove_resource_template(std::string const& uri_template);
+
+    /// Registers (or replaces) a prompt. Plain handler: `prompt_result(prompt_arguments const&,
+    /// request_context&)`; coroutine: the same returning `awaitable<prompt_result>`. Required arguments are
+    /// checked before the handler runs.
     void add_prompt(prompt p);
+    template<class F>
+    requires std::is_invocable_r_v<prompt_result, F, prompt_arguments const&, request_context&>
+    void add_prompt(prompt p, F f) {
+        p.get = offload<prompt_result, prompt_arguments const&>(std::move(f));
+        add_prompt(std::move(p));
+    }
+    template<class F>
+    requires std::is_invocable_r_v<boost::asio::awaitable<prompt_result>, F, prompt_arguments const&,
+                                   request_context&> void
+    add_prompt(prompt p, F f) {
+        p.get = std::move(f);
+        add_prompt(std::move(p));
+    }
     bool remove_prompt(std::string const& name);
 
     /// Announces that a resource's content changed: notifications/resources/updated to subscribed legacy
@@ -174,8 +228,11 @@ public:
 
     // ---- what dispatch needs -----------------------------------------------------------------------------
 
-    /// Capabilities derived from what is registered.
-    [[nodiscard]] protocol::server_capabilities capabilities() const;
+    /// Capabilities derived from what is registered: an immutable snapshot, recomputed when a registration
+    /// changes (never per request). Thread-safe; a snapshot taken before a change keeps its old values.
+    [[nodiscard]] std::shared_ptr<protocol::server_capabilities const> capabilities() const noexcept {
+        return capabilities_.load(std::memory_order_acquire);
+    }
     /// The x-mcp-header bindings of each tool, for HTTP header admission.
     [[nodiscard]] protocol::param_header_lookup const& param_header_lookup() const noexcept {
         return lookup_;
@@ -199,28 +256,33 @@ public:
     [[nodiscard]] boost::asio::thread_pool& blocking_pool() noexcept { return pool_; }
 
 private:
-    template<class F>
-    tool_handler offload(F f) {
-        return [this, f = std::move(f)](boost::json::object const& args,
-                                        request_context& ctx) -> boost::asio::awaitable<tool_result> {
+    // A coroutine handler that runs the plain function `f` on the blocking pool and resumes its caller where
+    // it was. `Args` are the handler's parameters before the request_context.
+    template<class R, class... Args, class F>
+    std::function<boost::asio::awaitable<R>(Args..., request_context&)> offload(F f) {
+        return [this, f = std::move(f)](Args... args, request_context& ctx) -> boost::asio::awaitable<R> {
             // The references stay valid: this frame lives until the pool's coroutine completes.
-            co_return co_await boost::asio::co_spawn(pool_, run_blocking(f, args, ctx),
+            co_return co_await boost::asio::co_spawn(pool_, run_blocking<R, F, Args...>(f, args..., ctx),
                                                      boost::asio::use_awaitable);
         };
     }
 
     // A named coroutine rather than a capturing lambda, whose closure co_spawn may move after starting it.
-    template<class F>
-    static boost::asio::awaitable<tool_result> run_blocking(F const& f, boost::json::object const& args,
-                                                            request_context& ctx) {
-        co_return f(args, ctx);
+    template<class R, class F, class... Args>
+    static boost::asio::awaitable<R> run_blocking(F const& f, Args... args, request_context& ctx) {
+        co_return f(args..., ctx);
     }
 
     void announce(server_event const& e);
+    // Recomputes the capabilities snapshot; called with mutex_ held exclusively, so snapshots are published
+    // in the order of the changes they reflect.
+    void refresh_capabilities();
     boost::asio::awaitable<serve_result> call_tool(boost::json::value const& params, request_context& ctx);
     serve_result list(protocol::method_id method, boost::json::value const& params) const;
-    serve_result read_resource(boost::json::value const& params, request_context& ctx) const;
-    serve_result get_prompt(boost::json::value const& params, request_context& ctx) const;
+    boost::asio::awaitable<serve_result> read_resource(boost::json::value const& params,
+                                                       request_context& ctx) const;
+    boost::asio::awaitable<serve_result> get_prompt(boost::json::value const& params,
+                                                    request_context& ctx) const;
     serve_result complete(boost::json::value const& params) const;
     serve_result discover() const;
     protocol::cache_hints hints_for(protocol::method_id m) const;
@@ -235,6 +297,7 @@ private:
     std::map<std::string, std::shared_ptr<resource const>> resources_;
     std::map<std::string, std::shared_ptr<resource_template const>> templates_;
     std::map<std::string, std::shared_ptr<prompt const>> prompts_;
+    std::atomic<std::shared_ptr<protocol::server_capabilities const>> capabilities_;
     std::mutex listeners_mutex_;
     std::vector<std::weak_ptr<event_listener>> listeners_;
     protocol::param_header_lookup lookup_;

@@ -158,17 +158,13 @@ TEST_P(ConnectionPagination, SmallPagesWalkEveryItemOnceInOrder) {
         srv.add_tool(plain_tool("tool-" + n), [](json::object const&, duet::server::request_context&) {
             return duet::server::tool_result::text("");
         });
-        srv.add_prompt(duet::server::prompt{.name = "prompt-" + n, .get = [](auto const&, auto&) {
-                                                return duet::server::prompt_result{};
-                                            }});
-        srv.add_resource(
-            duet::server::resource{.uri = "test://r/" + n, .name = n, .read = [](auto const&, auto&) {
-                                       return duet::server::read_result{};
-                                   }});
-        srv.add_resource_template(duet::server::resource_template{
-            .uri_template = "test://t/" + n + "/{x}", .name = n, .read = [](auto const&, auto const&, auto&) {
-                return duet::server::read_result{};
-            }});
+        srv.add_prompt(duet::server::prompt{.name = "prompt-" + n},
+                       [](auto const&, auto&) { return duet::server::prompt_result{}; });
+        srv.add_resource(duet::server::resource{.uri = "test://r/" + n, .name = n},
+                         [](auto const&, auto&) { return duet::server::read_result{}; });
+        srv.add_resource_template(
+            duet::server::resource_template{.uri_template = "test://t/" + n + "/{x}", .name = n},
+            [](auto const&, auto const&, auto&) { return duet::server::read_result{}; });
     }
     harness h(srv);
     auto walk = [&](int first_id, bool modern) {

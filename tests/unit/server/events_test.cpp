@@ -126,9 +126,8 @@ TEST(ConnectionListen, OnlyOptedInKindsAreDelivered) {
     srv.remove_resource("test://doc");
     srv.notify_resource_updated("test://other");
     srv.notify_resource_updated("test://items/9"); // below a watched URI
-    srv.add_prompt(duet::server::prompt{.name = "new-prompt", .get = [](auto const&, auto&) {
-                                            return duet::server::prompt_result{};
-                                        }});
+    srv.add_prompt(duet::server::prompt{.name = "new-prompt"},
+                   [](auto const&, auto&) { return duet::server::prompt_result{}; });
     barrier(h, "b");
     auto const one = about(h, 1);
     ASSERT_EQ(one.size(), 2u);

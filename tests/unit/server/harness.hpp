@@ -121,6 +121,14 @@ public:
         take();
         return log_;
     }
+
+    /// Checks every message the connection wrote against the official schema of its era and version (skipped
+    /// when the schemas are unavailable), and that there was something to check.
+    void expect_schema_valid() {
+        if (auto& schemas = schema_validator::shared(); schemas.available()) {
+            EXPECT_GT(log().expect_schema_valid(schemas), 0u);
+        }
+    }
     server::connection& connection() { return *conn_; }
     boost::asio::io_context& io() { return io_; }
 

@@ -66,27 +66,24 @@ inline void add_test_features(server::server& srv) {
         throw protocol_error(
             jsonrpc::error_object{-32602, "Widget out of range", boost::json::object{{"widget", 3}}});
     });
-    srv.add_resource(resource{.uri = "test://doc",
-                              .name = "doc",
-                              .mime_type = "text/plain",
-                              .read = [](std::string const& uri, request_context&) {
+    srv.add_resource(resource{.uri = "test://doc", .name = "doc", .mime_type = "text/plain"},
+                     [](std::string const& uri, request_context&) {
+                         read_result r;
+                         r.contents.push_back(text_resource_contents(uri, "doc"));
+                         return r;
+                     });
+    srv.add_resource_template(resource_template{.uri_template = "test://items/{id}", .name = "item"},
+                              [](std::string const& uri, uri_variables const& vars,
+                                 request_context&) -> boost::asio::awaitable<read_result> {
                                   read_result r;
-                                  r.contents.push_back(text_resource_contents(uri, "doc"));
-                                  return r;
-                              }});
-    srv.add_resource_template(
-        resource_template{.uri_template = "test://items/{id}",
-                          .name = "item",
-                          .read = [](std::string const& uri, uri_variables const& vars, request_context&) {
-                              read_result r;
-                              r.contents.push_back(text_resource_contents(uri, "item " + vars.at("id")));
-                              return r;
-                          }});
-    srv.add_prompt(prompt{.name = "greet", .get = [](auto const&, request_context&) {
-                              prompt_result r;
-                              r.add("user", text_content("hello"));
-                              return r;
-                          }});
+                                  r.contents.push_back(text_resource_contents(uri, "item " + vars.at("id")));
+                                  co_return r;
+                              });
+    srv.add_prompt(prompt{.name = "greet"}, [](auto const&, request_context&) {
+        prompt_result r;
+        r.add("user", text_content("hello"));
+        return r;
+    });
 }
 
 } // namespace duet::test
