@@ -20,7 +20,8 @@ void add_content_tools(server::server& srv);
 /// the 2026 diagnostics of the server-stateless scenario.
 void add_interaction_tools(server::server& srv);
 
-/// The test_input_required_result_* tools and prompt: multi round-trip requests (SEP-2322).
+/// The test_input_required_result_* tools and test_input_required_result_prompt: multi round-trip requests
+/// (SEP-2322).
 void add_input_required_fixtures(server::server& srv);
 
 /// test://static-text, test://static-binary, test://watched-resource, test://template/{id}/data.

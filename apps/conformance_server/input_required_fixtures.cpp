@@ -191,6 +191,19 @@ void add_input_required_fixtures(server::server& srv) {
                      text += answers[1] ? "; model=" + model_text(*answers[1]) : "; no sampling";
                      co_return tool_result::text(text);
                  });
+
+    // prompts/get asks the same way as the tools: a round of its own, then the prompt's messages.
+    srv.add_prompt(prompt{.name = "test_input_required_result_prompt",
+                          .description = "Asks for context through elicitation, then returns the prompt"},
+                   [](prompt_arguments const&, request_context& ctx) -> awaitable<prompt_result> {
+                       auto question =
+                           ask_field("user_context", "What context should the prompt use?", "context");
+                       auto answer = co_await ctx.async_input(std::move(question));
+                       prompt_result r;
+                       r.add("user", text_content(answer ? "Context: " + accepted_field(*answer, "context")
+                                                         : "No context: " + answer.error().to_string()));
+                       co_return r;
+                   });
 }
 
 } // namespace duet::conformance
