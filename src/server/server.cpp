@@ -2,6 +2,8 @@
 #include <duet/server/server.hpp>
 #include <duet/server/uri_template.hpp>
 
+#include "support/hex.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -16,33 +18,13 @@ constexpr std::size_t max_completion_values = 100;
 // Cursors are opaque to clients: the hex of the last key a page held, so pages stay stable when items are
 // added or removed between calls.
 std::string encode_cursor(std::string const& key) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out = "k";
-    for (unsigned char c : key) {
-        out += digits[c >> 4];
-        out += digits[c & 15];
-    }
-    return out;
+    return "k" + support::to_hex(key);
 }
 
 std::optional<std::string> decode_cursor(std::string_view cursor) {
-    if (cursor.empty() || cursor.front() != 'k' || cursor.size() % 2 != 1)
+    if (cursor.empty() || cursor.front() != 'k')
         return std::nullopt;
-    auto nibble = [](char c) -> int {
-        if (c >= '0' && c <= '9')
-            return c - '0';
-        if (c >= 'a' && c <= 'f')
-            return c - 'a' + 10;
-        return -1;
-    };
-    std::string out;
-    for (std::size_t i = 1; i < cursor.size(); i += 2) {
-        int const hi = nibble(cursor[i]), lo = nibble(cursor[i + 1]);
-        if (hi < 0 || lo < 0)
-            return std::nullopt;
-        out += char(hi * 16 + lo);
-    }
-    return out;
+    return support::from_hex(cursor.substr(1));
 }
 
 boost::json::object const* params_object(boost::json::value const& params) {

@@ -4,7 +4,7 @@
 // suite's message builders (stdio/messages.hpp): it adds the headers each era needs, remembers the legacy
 // session it opened, and records every message it sends and every message the server writes (JSON bodies and
 // SSE data events alike) in a transcript that can be checked against the official schemas
-// (stdio/transcript.hpp). One mcp_http is one client: at most one legacy session, any number of modern
+// (support/transcript.hpp). One mcp_http is one client: at most one legacy session, any number of modern
 // requests.
 //
 //     mcp_http c(server.ep());
@@ -16,7 +16,7 @@
 #pragma once
 
 #include "http/http_client.hpp"
-#include "stdio/transcript.hpp"
+#include "support/transcript.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -8,6 +8,7 @@
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
+#include "support/schema_probes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,10 +29,6 @@ TEST_P(HttpSchema, EveryBodyValidatesAgainstItsEraSchema) {
     inproc_server s;
     mcp_http c(s.ep());
     int id = 100;
-    auto both = [&](std::string_view method, json::object params = {}) {
-        c.post(legacy_request(id++, method, params));
-        c.post(modern_request(id++, method, params));
-    };
 
     // Modern before any session, then the session and its standalone stream.
     auto listen = c.open(modern_request("listen", "subscriptions/listen",
@@ -53,27 +50,7 @@ TEST_P(HttpSchema, EveryBodyValidatesAgainstItsEraSchema) {
     }());
     ASSERT_EQ(get->status(), 200u);
 
-    both("tools/list");
-    both("prompts/list");
-    both("resources/list");
-    both("resources/templates/list");
-    both("resources/read", {{"uri", "duet://demo/readme"}});
-    both("resources/read", {{"uri", "duet://demo/greeting/grace"}});
-    both("resources/read", {{"uri", "duet://demo/nothing"}});
-    both("prompts/get",
-         {{"name", "review"}, {"arguments", {{"language", "rust"}, {"code", "fn main() {}"}}}});
-    both("prompts/get", {{"name", "review"}});
-    both("completion/complete", {{"ref", {{"type", "ref/resource"}, {"uri", "duet://demo/greeting/{name}"}}},
-                                 {"argument", {{"name", "name"}, {"value", "a"}}}});
-    both("tools/call", call_params("echo", {{"text", "hi"}}));
-    both("tools/call", call_params("add", {{"a", 1.5}, {"b", 2}}));
-    both("tools/call", call_params("add", {{"a", "x"}, {"b", 2}}));
-    both("tools/call", call_params("nope"));
-    both("tools/list", {{"cursor", "bogus"}});
-    both("no/such/method");
-    c.post(legacy_request(id++, "ping"));
-    c.post(legacy_request(id++, "logging/setLevel", {{"level", "debug"}}));
-    c.post(legacy_request(id++, "resources/subscribe", {{"uri", "duet://demo/readme"}}));
+    send_schema_probes([&](json::value const& m) { c.post(m); }, id);
 
     // Refusals: their bodies are JSON-RPC errors of the era too.
     c.post(modern_request(id++, "tools/list"), {{"Mcp-Method", "prompts/list"}});

@@ -6,21 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-
-extern char** environ;
 
 namespace duet::test::http {
 
@@ -63,47 +53,18 @@ void add_runtime_tool(server::server& srv, std::string const& name) {
 
 namespace {
 
-std::string unique_stderr_path() {
-    static std::atomic<int> counter{0};
-    return testing::TempDir() + "duet-http-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-           ".stderr";
-}
-
-int remaining_ms(steady::time_point deadline) {
-    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000));
+std::vector<std::string> serve_http_args(std::vector<std::string> extra_args) {
+    std::vector<std::string> args{DUET_BINARY, "serve", "--port", "0"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    return args;
 }
 
 } // namespace
 
-child_server::child_server(std::vector<std::string> extra_args) : stderr_path_(unique_stderr_path()) {
-    int out_pipe[2] = {-1, -1};
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-        ADD_FAILURE() << "pipe: " << std::strerror(errno);
+child_server::child_server(std::vector<std::string> extra_args)
+    : child_(serve_http_args(std::move(extra_args)), child_process::input::null) {
+    if (!child_.running())
         return;
-    }
-    std::vector<std::string> args{DUET_BINARY, "serve", "--port", "0"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int const rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out_pipe[1]);
-    out_ = out_pipe[0];
-    if (rc != 0) {
-        pid_ = -1;
-        ADD_FAILURE() << "posix_spawn " << args[0] << ": " << std::strerror(rc);
-        return;
-    }
-
     // The first stdout line is the URL.
     std::string line;
     auto const deadline = steady::now() + http_wait;
@@ -112,8 +73,8 @@ child_server::child_server(std::vector<std::string> extra_args) : stderr_path_(u
             ADD_FAILURE() << "the server printed no URL in time; its stderr:\n" << stderr_text();
             return;
         }
-        pollfd p{out_, POLLIN, 0};
-        int const n = ::poll(&p, 1, remaining_ms(deadline));
+        pollfd p{child_.out(), POLLIN, 0};
+        int const n = ::poll(&p, 1, poll_ms_until(deadline));
         if (n < 0 && errno != EINTR) {
             ADD_FAILURE() << "poll: " << std::strerror(errno);
             return;
@@ -121,7 +82,7 @@ child_server::child_server(std::vector<std::string> extra_args) : stderr_path_(u
         if (n <= 0)
             continue;
         char buf[256];
-        auto const got = ::read(out_, buf, sizeof buf);
+        auto const got = ::read(child_.out(), buf, sizeof buf);
         if (got == 0) {
             ADD_FAILURE() << "the server closed its stdout before printing a URL; its stderr:\n"
                           << stderr_text();
@@ -133,59 +94,18 @@ child_server::child_server(std::vector<std::string> extra_args) : stderr_path_(u
     ep_ = endpoint::parse(line.substr(0, line.find('\n')));
 }
 
-child_server::~child_server() {
-    if (pid_ > 0 && !status_) {
-        ::kill(pid_, SIGKILL); // our own child, by its pid
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-    }
-    if (out_ >= 0)
-        ::close(out_);
-    std::remove(stderr_path_.c_str());
-}
+child_server::~child_server() = default;
 
 void child_server::signal(int sig) {
-    if (pid_ > 0 && !status_)
-        ::kill(pid_, sig);
+    child_.signal(sig);
 }
 
 int child_server::wait_exit(std::chrono::milliseconds timeout) {
-    if (status_)
-        return *status_;
-    if (pid_ <= 0)
-        return -1;
-    auto const deadline = steady::now() + timeout;
-    int status = 0;
-    for (;;) {
-        auto const r = ::waitpid(pid_, &status, WNOHANG);
-        if (r == pid_)
-            break;
-        if (r < 0 && errno != EINTR) {
-            ADD_FAILURE() << "waitpid: " << std::strerror(errno);
-            return -1;
-        }
-        if (steady::now() >= deadline) {
-            ADD_FAILURE() << "the server did not exit in time; its stderr:\n" << stderr_text();
-            return -1;
-        }
-        ::poll(nullptr, 0, 10); // bounded polling for the exit status, not synchronization
-    }
-    if (!WIFEXITED(status)) {
-        ADD_FAILURE() << "the server died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
-                      << "; its stderr:\n"
-                      << stderr_text();
-        status_ = -1;
-    } else {
-        status_ = WEXITSTATUS(status);
-    }
-    return *status_;
+    return child_.wait_exit(timeout);
 }
 
 std::string child_server::stderr_text() const {
-    std::ifstream f(stderr_path_);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
+    return child_.stderr_text();
 }
 
 } // namespace duet::test::http

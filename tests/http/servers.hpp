@@ -19,8 +19,7 @@
 #include <duet/transport/http_server.hpp>
 
 #include "http/http_client.hpp"
-
-#include <sys/types.h>
+#include "support/child_process.hpp"
 
 #include <memory>
 #include <string>
@@ -73,10 +72,7 @@ public:
     [[nodiscard]] std::string stderr_text() const;
 
 private:
-    pid_t pid_ = -1;
-    int out_ = -1;
-    std::optional<int> status_;
-    std::string stderr_path_;
+    child_process child_;
     endpoint ep_;
 };
 

@@ -5,6 +5,7 @@
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "stdio/stdio_client.hpp"
+#include "support/schema_probes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,10 +24,6 @@ TEST_P(StdioSchema, RichTranscriptValidatesAgainstTheOfficialSchemas) {
     std::string const version = GetParam();
     stdio_client c;
     int id = 100;
-    auto both = [&](std::string_view method, json::object params = {}) {
-        c.send(legacy_request(id++, method, params));
-        c.send(modern_request(id++, method, params));
-    };
 
     // Modern before any session, then the session.
     c.send(modern_request("listen", "subscriptions/listen",
@@ -40,27 +37,7 @@ TEST_P(StdioSchema, RichTranscriptValidatesAgainstTheOfficialSchemas) {
     EXPECT_EQ(result_of(c.response(1)).at("protocolVersion"), json::value(version));
     c.send(initialized_notification());
 
-    both("tools/list");
-    both("prompts/list");
-    both("resources/list");
-    both("resources/templates/list");
-    both("resources/read", {{"uri", "duet://demo/readme"}});
-    both("resources/read", {{"uri", "duet://demo/greeting/grace"}});
-    both("resources/read", {{"uri", "duet://demo/nothing"}});
-    both("prompts/get",
-         {{"name", "review"}, {"arguments", {{"language", "rust"}, {"code", "fn main() {}"}}}});
-    both("prompts/get", {{"name", "review"}});
-    both("completion/complete", {{"ref", {{"type", "ref/resource"}, {"uri", "duet://demo/greeting/{name}"}}},
-                                 {"argument", {{"name", "name"}, {"value", "a"}}}});
-    both("tools/call", call_params("echo", {{"text", "hi"}}));
-    both("tools/call", call_params("add", {{"a", 1.5}, {"b", 2}}));
-    both("tools/call", call_params("add", {{"a", "x"}, {"b", 2}}));
-    both("tools/call", call_params("nope"));
-    both("tools/list", {{"cursor", "bogus"}});
-    both("no/such/method");
-    c.send(legacy_request(id++, "ping"));
-    c.send(legacy_request(id++, "logging/setLevel", {{"level", "debug"}}));
-    c.send(legacy_request(id++, "resources/subscribe", {{"uri", "duet://demo/readme"}}));
+    send_schema_probes([&](json::value const& m) { c.send(m); }, id);
     c.send(legacy_request(id++, "resources/unsubscribe", {{"uri", "duet://demo/readme"}}));
 
     // Progress and logs in both eras.

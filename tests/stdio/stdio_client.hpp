@@ -14,11 +14,10 @@
 // The child's stderr goes to a file in the test's temporary directory, shown when a wait times out.
 #pragma once
 
-#include "stdio/transcript.hpp"
+#include "support/child_process.hpp"
+#include "support/transcript.hpp"
 
 #include <boost/json/value.hpp>
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <functional>
@@ -81,13 +80,9 @@ private:
     void close_input();
 
     transcript log_;
-    pid_t pid_ = -1;
-    int in_ = -1;  ///< the child's stdin (we write)
-    int out_ = -1; ///< the child's stdout (we read)
+    child_process child_;
     bool eof_ = false;
-    std::optional<int> status_;
     std::string pending_;
-    std::string stderr_path_;
 };
 
 } // namespace duet::test

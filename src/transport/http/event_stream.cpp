@@ -1,6 +1,7 @@
 #include "event_stream.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <utility>
 
 namespace duet::transport::http {
@@ -49,6 +50,13 @@ std::vector<event_stream::event> event_stream::events_after(std::uint64_t seq) c
     for (auto const& e : log_)
         if (e.seq > seq)
             out.push_back(e);
+    return out;
+}
+
+std::vector<event_stream::event> event_stream::take_events() {
+    std::lock_guard lock(mutex_);
+    std::vector<event> out(std::make_move_iterator(log_.begin()), std::make_move_iterator(log_.end()));
+    log_.clear();
     return out;
 }
 

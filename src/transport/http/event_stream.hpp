@@ -39,6 +39,8 @@ public:
     };
     /// The kept events after `seq` (0: from the first).
     [[nodiscard]] std::vector<event> events_after(std::uint64_t seq) const;
+    /// Moves every kept event out (for a stream that is done with: its events will not be replayed).
+    [[nodiscard]] std::vector<event> take_events();
     /// The sequence number of the newest event; 0 before the first.
     [[nodiscard]] std::uint64_t last_seq() const;
 

@@ -19,6 +19,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <functional>
 #include <memory>
 
@@ -55,20 +58,23 @@ private:
     static boost::asio::awaitable<void> watch(boost::asio::ip::tcp::socket& socket,
                                               std::shared_ptr<state> st) {
         using tcp = boost::asio::ip::tcp;
-        auto waited = co_await socket.async_wait(tcp::socket::wait_read,
-                                                 boost::asio::as_tuple(boost::asio::use_awaitable));
-        if (!st->active)
-            co_return;
-        auto ec = std::get<0>(waited);
-        if (ec == boost::asio::error::operation_aborted)
-            co_return;
-        if (!ec) {
-            char byte = 0;
-            auto const n = socket.receive(boost::asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
-            if (!ec && n > 0)
-                co_return; // the next request, pipelined: the peer is there
+        for (;;) {
+            auto waited = co_await socket.async_wait(tcp::socket::wait_read,
+                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
+            if (!st->active || std::get<0>(waited) == boost::asio::error::operation_aborted)
+                co_return;
+            if (!std::get<0>(waited)) {
+                // Readiness may be stale or spurious: peek without blocking, or the whole strand would wait.
+                char byte = 0;
+                auto const n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+                if (n > 0)
+                    co_return; // the next request, pipelined: the peer is there
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                    continue; // nothing after all: keep watching
+            }
+            break; // end of stream (0), or a reset or other error
         }
-        st->gone = true; // end of stream, or reset
+        st->gone = true;
         if (st->on_gone)
             st->on_gone();
     }

@@ -107,7 +107,9 @@ class http_server::impl : public std::enable_shared_from_this<http_server::impl>
 public:
     impl(server::server& srv, http_options options)
         : server_(srv), options_(std::move(options)), acceptor_(io_), sessions_(options_.max_sessions),
-          signals_(io_, SIGINT, SIGTERM), sweep_(io_) {}
+          signals_(io_, SIGINT, SIGTERM), sweep_(io_),
+          expected_authorization_(options_.bearer_token ? "Bearer " + *options_.bearer_token
+                                                        : std::string()) {}
 
     boost::system::error_code listen() {
         boost::system::error_code ec;
@@ -381,7 +383,7 @@ private:
         }
         if (options_.bearer_token) {
             auto const auth = header(req, "Authorization");
-            if (!auth || *auth != "Bearer " + *options_.bearer_token) {
+            if (!auth || *auth != expected_authorization_) {
                 reply r{bhttp::status::unauthorized,
                         error_body(std::nullopt,
                                    protocol::invalid_request("Invalid Request: a valid bearer token is "
@@ -846,17 +848,19 @@ private:
             }
             close_now = es->take_close_request();
             bool const complete = es->is_complete();
-            auto events = es->events_after(0);
-            if (complete && !close_now && events.size() <= 1 && es->last_seq() <= 1) {
-                // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
+            auto const published = es->last_seq();
+            if (complete && !close_now && published <= 1) {
+                // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled). The
+                // stream is done with, so the answer moves out of it.
                 es->detach(token);
                 session->forget_stream(es->number());
+                auto events = es->take_events();
                 reply out{events.empty() ? bhttp::status::accepted : static_cast<bhttp::status>(*http_status),
                           events.empty() ? std::string() : std::move(events.front().data)};
                 co_await write_reply(stream, req, out, keep_alive);
                 co_return true;
             }
-            if (close_now || !events.empty() || !es->attached(token))
+            if (close_now || published > 0 || !es->attached(token))
                 break;
             co_await wake->pop(ignored, unbounded_wait);
         }
@@ -957,6 +961,7 @@ private:
     http::session_store sessions_;
     asio::signal_set signals_;
     asio::steady_timer sweep_;
+    std::string expected_authorization_; ///< built once, not per request
     std::uint16_t port_ = 0;
     bool loopback_ = true;
     std::atomic<bool> draining_{false};

@@ -1,5 +1,7 @@
 #include "session_store.hpp"
 
+#include "support/hex.hpp"
+
 #include <openssl/rand.h>
 
 #include <array>
@@ -11,14 +13,7 @@ std::string mint_session_id() {
     std::array<unsigned char, 16> bytes{};
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
         throw std::runtime_error("the system random generator failed");
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string id;
-    id.reserve(bytes.size() * 2);
-    for (auto b : bytes) {
-        id += digits[b >> 4];
-        id += digits[b & 15];
-    }
-    return id;
+    return support::to_hex(std::string_view(reinterpret_cast<char const*>(bytes.data()), bytes.size()));
 }
 
 std::shared_ptr<event_stream> legacy_session::open_stream() {

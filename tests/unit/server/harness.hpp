@@ -19,7 +19,7 @@
 #include <duet/server/server.hpp>
 
 #include "stdio/messages.hpp"
-#include "stdio/transcript.hpp"
+#include "support/transcript.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>

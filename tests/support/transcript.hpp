@@ -1,4 +1,4 @@
-// File: tests/stdio/transcript.hpp
+// File: tests/support/transcript.hpp
 //
 // A record of one conversation with a server, the messages the test sent and every message the server wrote,
 // each tagged with the era and protocol version it belongs to, so that the whole transcript can be checked
@@ -52,6 +52,9 @@ public:
     /// Checks every received message against the schema of its era and version; failures are test failures
     /// naming the message. Returns how many schema checks were made.
     std::size_t expect_schema_valid(schema_validator& validator) const;
+    /// The same against schema_validator::shared(), expecting at least one check; when the schemas are
+    /// unavailable, says so on stderr and checks nothing (the suites' DUET_SKIP_WITHOUT_SCHEMAS tests skip).
+    void expect_schema_valid() const;
 
     /// The negotiated legacy version, once an initialize was answered.
     [[nodiscard]] std::optional<std::string> const& legacy_version() const noexcept {

@@ -1,4 +1,4 @@
-#include "stdio/transcript.hpp"
+#include "support/transcript.hpp"
 
 #include "stdio/messages.hpp"
 
@@ -6,6 +6,8 @@
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
+
+#include <iostream>
 
 namespace duet::test {
 
@@ -320,6 +322,15 @@ std::size_t transcript::expect_schema_valid(schema_validator& validator) const {
                                                               : "not schema-valid: ")
                                     << what[i] << "\n  " << verdicts[i].errors;
     return checks.size();
+}
+
+void transcript::expect_schema_valid() const {
+    auto& validator = schema_validator::shared();
+    if (!validator.available()) {
+        std::cerr << "schema validation skipped: " << validator.unavailable_reason() << "\n";
+        return;
+    }
+    EXPECT_GT(expect_schema_valid(validator), 0u);
 }
 
 } // namespace duet::test
