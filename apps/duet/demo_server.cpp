@@ -36,6 +36,27 @@ std::vector<std::string> starting_with(std::vector<std::string> const& all, std:
     return out;
 }
 
+// The question ask_name and the introduce prompt put to the user.
+input_request name_question() {
+    return {"name", "elicitation/create",
+            json::object{{"message", "What is your name?"},
+                         {"requestedSchema",
+                          {{"type", "object"},
+                           {"properties", {{"name", {{"type", "string"}}}}},
+                           {"required", json::array{"name"}}}}}};
+}
+
+// The name in an accepted answer to name_question(); empty when the user declined or sent none.
+std::string accepted_name(json::value const& answer) {
+    auto const* o = answer.if_object();
+    auto const* action = o ? o->if_contains("action") : nullptr;
+    if (!action || !action->is_string() || action->get_string() != "accept")
+        return {};
+    auto const* content = o->if_contains("content");
+    auto const* name = content && content->is_object() ? content->get_object().if_contains("name") : nullptr;
+    return name && name->is_string() ? std::string(name->get_string()) : std::string{};
+}
+
 } // namespace
 
 std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
@@ -100,12 +121,7 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                           co_return tool_result::error("This tool needs a client that supports elicitation");
                       // Legacy sessions get a real elicitation/create request; modern clients an
                       // input_required round.
-                      input_request question{"name", "elicitation/create",
-                                             json::object{{"message", "What is your name?"},
-                                                          {"requestedSchema",
-                                                           {{"type", "object"},
-                                                            {"properties", {{"name", {{"type", "string"}}}}},
-                                                            {"required", json::array{"name"}}}}}};
+                      auto question = name_question();
                       auto answer = co_await ctx.async_input(std::move(question));
                       if (!answer)
                           co_return tool_result::error("No answer: " + answer.error().to_string());
@@ -113,26 +129,25 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                       auto const* action = o ? o->if_contains("action") : nullptr;
                       if (!action || !action->is_string() || action->get_string() != "accept")
                           co_return tool_result::text("The user declined to answer");
-                      auto const* content = o->if_contains("content");
-                      auto const* name = content && content->is_object()
-                                             ? content->get_object().if_contains("name")
-                                             : nullptr;
-                      if (!name || !name->is_string())
+                      auto const name = accepted_name(*answer);
+                      if (name.empty())
                           co_return tool_result::error("The answer carried no name");
-                      co_return tool_result::text("Hello, " + std::string(name->get_string()) + "!");
+                      co_return tool_result::text("Hello, " + name + "!");
                   });
 
-    srv->add_resource(resource{.uri = "duet://demo/readme",
-                               .name = "readme",
-                               .title = "About this server",
-                               .description = "What the demo server offers",
-                               .mime_type = "text/markdown"},
-                      [](std::string const& uri, request_context&) {
-                          read_result r;
-                          r.contents.push_back(text_resource_contents(
-                              uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\n", "text/markdown"));
-                          return r;
-                      });
+    srv->add_resource(
+        resource{.uri = "duet://demo/readme",
+                 .name = "readme",
+                 .title = "About this server",
+                 .description = "What the demo server offers",
+                 .mime_type = "text/markdown"},
+        [](std::string const& uri, request_context&) {
+            read_result r;
+            r.contents.push_back(text_resource_contents(
+                uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\nPrompts: review, introduce.\n",
+                "text/markdown"));
+            return r;
+        });
 
     static std::vector<std::string> const names{"ada", "alan", "barbara", "grace", "linus"};
     srv->add_resource_template(resource_template{
@@ -173,6 +188,27 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
             [](std::string const& argument, std::string const& value, auto const&) {
                 return argument == "language" ? starting_with(languages, value) : std::vector<std::string>{};
             }});
+
+    // A prompt asks the same way a tool does, when the client can answer.
+    srv->add_prompt(
+        prompt{.name = "introduce",
+               .title = "Introduce the user",
+               .description = "Asks the user's name through elicitation, then asks for an introduction"},
+        [](prompt_arguments const&, request_context& ctx) -> boost::asio::awaitable<prompt_result> {
+            std::string name;
+            if (ctx.declares(protocol::client_capability::elicitation_form)) {
+                auto question = name_question();
+                auto answer = co_await ctx.async_input(std::move(question));
+                if (answer)
+                    name = accepted_name(*answer);
+            }
+            if (name.empty())
+                name = "a new user";
+            prompt_result r;
+            r.description = "An introduction of " + name;
+            r.add("user", text_content("Please write a short, friendly introduction of " + name + "."));
+            co_return r;
+        });
     return srv;
 }
 

@@ -213,4 +213,45 @@ TEST(StdioMrtr, LegacyElicitationRoundTripBesideAModernRound) {
     EXPECT_TRUE(answer.ok) << answer.errors;
 }
 
+// A prompt asks exactly as a tool does (the demo's `introduce`): a modern prompts/get gets an input_required
+// round and completes on the retry; a legacy session's prompts/get sends a real elicitation/create. Both in
+// one process, every message checked against its era's schema.
+TEST(StdioMrtr, PromptAsksInBothEras) {
+    stdio_client c;
+    json::object const params{{"name", "introduce"}};
+    auto const first_request = modern_request(1, "prompts/get", params, elicitation_caps);
+    expect_valid_modern_request(first_request, "GetPromptRequest");
+    c.send(first_request);
+    auto const round = expect_round(c.response(1));
+    EXPECT_FALSE(round.contains("messages")) << json::value(round);
+    ASSERT_TRUE(round.at("inputRequests").as_object().contains("name")) << json::value(round);
+    auto retry = params;
+    retry["inputResponses"] = json::object{{"name", accepted("Ada")}};
+    retry["requestState"] = round.at("requestState");
+    auto const retry_request = modern_request(2, "prompts/get", retry, elicitation_caps);
+    expect_valid_modern_request(retry_request, "GetPromptRequest");
+    c.send(retry_request);
+    auto const done = c.response(2);
+    expect_modern_result(done, false);
+    EXPECT_EQ(result_of(done).at("description"), "An introduction of Ada");
+
+    // Without the capability nothing is asked.
+    c.send(modern_request(3, "prompts/get", params));
+    EXPECT_EQ(result_of(c.response(3)).at("description"), "An introduction of a new user");
+
+    c.send(initialize_request("init", "2025-11-25", elicitation_caps));
+    result_of(c.response("init"));
+    c.send(initialized_notification());
+    c.send(legacy_request("legacy", "prompts/get", params));
+    auto const asked =
+        c.wait_for([](json::value const& m) { return is_server_request(m, "elicitation/create"); });
+    ASSERT_TRUE(asked);
+    c.send(client_response(c.messages()[*asked].at("id"), accepted("Lin")));
+    auto const legacy = c.response("legacy");
+    expect_legacy_result(legacy);
+    EXPECT_EQ(result_of(legacy).at("description"), "An introduction of Lin");
+    EXPECT_EQ(c.finish(), 0);
+    c.expect_schema_valid();
+}
+
 } // namespace
