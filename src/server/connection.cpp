@@ -18,6 +18,7 @@
 #include <exception>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace duet::server {
 
@@ -25,6 +26,45 @@ namespace asio = boost::asio;
 using protocol::method_id;
 
 namespace {
+
+// The resources one session or listen watches, counted at the server so that a backend hears of a resource's
+// first watcher and its last. Whatever is still watched is released when the owner ends, however it ends.
+class resource_watches {
+public:
+    resource_watches() = default;
+    explicit resource_watches(server& srv) : srv_(&srv) {}
+    resource_watches(resource_watches&& o) noexcept : srv_(o.srv_), uris_(std::exchange(o.uris_, {})) {}
+    resource_watches& operator=(resource_watches&& o) noexcept {
+        if (this != &o) {
+            release();
+            srv_ = o.srv_;
+            uris_ = std::exchange(o.uris_, {});
+        }
+        return *this;
+    }
+    ~resource_watches() { release(); }
+
+    void add(std::string const& uri) {
+        if (uris_.insert(uri).second && srv_)
+            srv_->watch_resource(uri, true);
+    }
+    void remove(std::string const& uri) {
+        if (uris_.erase(uri) && srv_)
+            srv_->watch_resource(uri, false);
+    }
+    [[nodiscard]] std::set<std::string> const& uris() const noexcept { return uris_; }
+
+private:
+    void release() noexcept {
+        if (srv_)
+            for (auto const& u : uris_)
+                srv_->watch_resource(u, false);
+        uris_.clear();
+    }
+
+    server* srv_ = nullptr;
+    std::set<std::string> uris_;
+};
 
 struct legacy_session {
     protocol::version version;
@@ -34,7 +74,7 @@ struct legacy_session {
     /// logging/setLevel's threshold, read by running handlers at send time (debug, i.e. every level, until
     /// set).
     std::shared_ptr<std::atomic<int>> threshold = std::make_shared<std::atomic<int>>(0);
-    std::set<std::string> subscriptions;
+    resource_watches subscriptions;
 };
 
 struct listen_filter {
@@ -43,6 +83,7 @@ struct listen_filter {
     bool prompts = false;
     bool resources = false;
     std::vector<std::string> uris;
+    resource_watches watches; ///< the honoured resourceSubscriptions, counted while the listen lasts
 };
 
 struct pending_request {
@@ -344,6 +385,7 @@ private:
     jsonrpc::message handshake(jsonrpc::request const& r, protocol::version v) {
         auto const& p = r.params.get_object();
         legacy_session s;
+        s.subscriptions = resource_watches(server_);
         s.version = v;
         s.client_capabilities = p.at("capabilities").get_object();
         s.client_info = p.at("clientInfo").get_object();
@@ -377,9 +419,9 @@ private:
             if (!uri || !uri->is_string())
                 return error_for(r.id, protocol::invalid_params("Invalid params: \"uri\" must be a string"));
             if (m == method_id::resources_subscribe)
-                session_->subscriptions.emplace(uri->get_string());
+                session_->subscriptions.add(std::string(uri->get_string()));
             else
-                session_->subscriptions.erase(std::string(uri->get_string()));
+                session_->subscriptions.remove(std::string(uri->get_string()));
             return jsonrpc::response{r.id, boost::json::object{}};
         }
         default:
@@ -427,10 +469,14 @@ private:
                 f.uris.emplace_back(u.get_string());
                 uris.push_back(u);
             }
-            if (caps.resources_subscribe)
+            if (caps.resources_subscribe) {
                 honoured["resourceSubscriptions"] = std::move(uris);
-            else
+                f.watches = resource_watches(server_);
+                for (auto const& u : f.uris)
+                    f.watches.add(u);
+            } else {
                 f.uris.clear();
+            }
         }
         // The acknowledgement is the first message for this subscription id; events are delivered on this
         // strand after it, so none can overtake it.
@@ -642,7 +688,7 @@ private:
                 wanted = caps.resources_list_changed;
                 break;
             case kind::resource_updated:
-                for (auto const& s : session_->subscriptions)
+                for (auto const& s : session_->subscriptions.uris())
                     wanted = wanted || covers(s, e.uri);
                 break;
             }

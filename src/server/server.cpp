@@ -234,7 +234,54 @@ void server::notify_resource_updated(std::string const& uri) {
 
 void server::subscribe(std::weak_ptr<event_listener> l) {
     std::lock_guard lock(listeners_mutex_);
+    // Connections come and go without the server hearing of it (HTTP makes one per modern request); sweep
+    // the expired ones whenever the list has doubled, so it stays bounded on a server that never changes.
+    if (listeners_.size() >= std::max<std::size_t>(64, 2 * listeners_pruned_at_)) {
+        std::erase_if(listeners_, [](auto const& w) { return w.expired(); });
+        listeners_pruned_at_ = listeners_.size();
+    }
     listeners_.push_back(std::move(l));
+}
+
+void server::set_backend(std::shared_ptr<backend> b) {
+    std::unique_lock lock(mutex_);
+    backend_ = std::move(b);
+    refresh_capabilities();
+}
+
+void server::refresh_backend() {
+    std::unique_lock lock(mutex_);
+    refresh_capabilities();
+}
+
+void server::set_param_headers(std::string const& tool, std::vector<protocol::param_header> headers) {
+    std::unique_lock lock(mutex_);
+    if (headers.empty())
+        param_headers_.erase(tool);
+    else
+        param_headers_[tool] = std::move(headers);
+}
+
+void server::notify_list_changed(server_event::kind what) {
+    announce({what, {}});
+}
+
+void server::watch_resource(std::string const& uri, bool watch) {
+    bool edge = false;
+    {
+        std::lock_guard lock(watch_mutex_);
+        auto& n = watchers_[uri];
+        if (watch) {
+            edge = ++n == 1;
+        } else if (n > 0) {
+            edge = --n == 0;
+        }
+        if (n == 0)
+            watchers_.erase(uri);
+    }
+    std::shared_lock lock(mutex_);
+    if (edge && backend_)
+        backend_->on_watch(uri, watch);
 }
 
 void server::announce(server_event const& e) {
@@ -252,6 +299,11 @@ void server::announce(server_event const& e) {
 }
 
 void server::refresh_capabilities() {
+    if (backend_) {
+        capabilities_.store(std::make_shared<protocol::server_capabilities const>(backend_->capabilities()),
+                            std::memory_order_release);
+        return;
+    }
     auto next = std::make_shared<protocol::server_capabilities>();
     auto& c = *next;
     c.tools = !tools_.empty();
@@ -487,6 +539,17 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
     boost::json::value const& p = params.is_null() ? empty_params : params;
     if (!p.is_object())
         co_return protocol::invalid_params("Invalid params: params must be an object");
+    if (method == method_id::server_discover)
+        co_return discover();
+    std::shared_ptr<backend> b;
+    {
+        std::shared_lock lock(mutex_);
+        b = backend_;
+    }
+    if (b) {
+        auto served = co_await b->async_serve(method, p.get_object(), ctx);
+        co_return served;
+    }
     switch (method) {
     case method_id::server_discover:
         co_return discover();

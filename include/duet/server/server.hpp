@@ -94,6 +94,30 @@ struct served {
 };
 using serve_result = boost::system::result<served, protocol::error_object>;
 
+/// Serves what a server offers from somewhere else than its own registries: a gateway's upstream. With a
+/// backend set, the server still admits every request, keeps sessions and listens, seals input rounds and
+/// shapes every result for its era and version; the backend only answers the offering methods.
+class backend {
+public:
+    virtual ~backend() = default;
+
+    /// What the backend offers now. The server asks again after server::refresh_backend().
+    [[nodiscard]] virtual protocol::server_capabilities capabilities() const = 0;
+
+    /// server/discover's capabilities aside, every method async_serve takes: lists, tools/call,
+    /// resources/read, prompts/get, completion/complete. Results come in any MCP shape (the server shapes
+    /// them); a result's own ttlMs/cacheScope may be returned as `hints`.
+    [[nodiscard]] virtual boost::asio::awaitable<serve_result>
+    async_serve(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
+
+    /// A resource gained its first watcher (a legacy session's resources/subscribe or a modern listen's
+    /// resourceSubscriptions) or lost its last one.
+    virtual void on_watch(std::string const& uri, bool watched) {
+        (void)uri;
+        (void)watched;
+    }
+};
+
 namespace detail {
 template<class F>
 struct callable_traits : callable_traits<decltype(&F::operator())> {};
@@ -226,6 +250,22 @@ public:
     /// sessions and to modern listens that watch the URI (or a parent of it).
     void notify_resource_updated(std::string const& uri);
 
+    // ---- serving from a backend
+    // ----------------------------------------------------------------------------
+
+    /// Serves tools, resources, templates, prompts and completion from `b` instead of the registries (which
+    /// are then ignored). Set it before serving.
+    void set_backend(std::shared_ptr<backend> b);
+    /// Takes the backend's capabilities again.
+    void refresh_backend();
+    /// Announces a list change the server cannot see itself (a backend's): list_changed to every listener.
+    void notify_list_changed(server_event::kind what);
+    /// Counts the watchers of a resource; the backend hears of the first and the last (backend::on_watch).
+    void watch_resource(std::string const& uri, bool watch);
+    /// The x-mcp-header bindings of a backend's tool, for HTTP header admission (the registries keep their
+    /// own tools' bindings).
+    void set_param_headers(std::string const& tool, std::vector<protocol::param_header> headers);
+
     // ---- what dispatch needs -----------------------------------------------------------------------------
 
     /// Capabilities derived from what is registered: an immutable snapshot, recomputed when a registration
@@ -300,6 +340,10 @@ private:
     std::atomic<std::shared_ptr<protocol::server_capabilities const>> capabilities_;
     std::mutex listeners_mutex_;
     std::vector<std::weak_ptr<event_listener>> listeners_;
+    std::size_t listeners_pruned_at_ = 0; ///< the size after the last sweep of expired listeners
+    std::shared_ptr<backend> backend_;
+    std::mutex watch_mutex_;
+    std::map<std::string, std::size_t> watchers_;
     protocol::param_header_lookup lookup_;
 };
 
