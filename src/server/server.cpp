@@ -243,6 +243,11 @@ void server::subscribe(std::weak_ptr<event_listener> l) {
     listeners_.push_back(std::move(l));
 }
 
+std::size_t server::listener_count() {
+    std::lock_guard lock(listeners_mutex_);
+    return listeners_.size();
+}
+
 void server::set_backend(std::shared_ptr<backend> b) {
     std::unique_lock lock(mutex_);
     backend_ = std::move(b);
@@ -267,21 +272,24 @@ void server::notify_list_changed(server_event::kind what) {
 }
 
 void server::watch_resource(std::string const& uri, bool watch) {
-    bool edge = false;
+    std::shared_ptr<backend> b;
     {
-        std::lock_guard lock(watch_mutex_);
-        auto& n = watchers_[uri];
-        if (watch) {
-            edge = ++n == 1;
-        } else if (n > 0) {
-            edge = --n == 0;
-        }
-        if (n == 0)
-            watchers_.erase(uri);
+        std::shared_lock lock(mutex_);
+        b = backend_;
     }
-    std::shared_lock lock(mutex_);
-    if (edge && backend_)
-        backend_->on_watch(uri, watch);
+    // The edge is reported under the count's lock, so a backend hears a resource's first and last watcher
+    // in the order they happened even when sessions on different threads race.
+    std::lock_guard lock(watch_mutex_);
+    auto& n = watchers_[uri];
+    bool edge = false;
+    if (watch)
+        edge = ++n == 1;
+    else if (n > 0)
+        edge = --n == 0;
+    if (n == 0)
+        watchers_.erase(uri);
+    if (edge && b)
+        b->on_watch(uri, watch);
 }
 
 void server::announce(server_event const& e) {

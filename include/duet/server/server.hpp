@@ -111,7 +111,9 @@ public:
     async_serve(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
 
     /// A resource gained its first watcher (a legacy session's resources/subscribe or a modern listen's
-    /// resourceSubscriptions) or lost its last one.
+    /// resourceSubscriptions) or lost its last one. Called on whatever thread the watch changed (a session's
+    /// strand, a connection's destructor), under the server's watch lock: hand the work off, never block and
+    /// never call watch_resource from here.
     virtual void on_watch(std::string const& uri, bool watched) {
         (void)uri;
         (void)watched;
@@ -250,8 +252,7 @@ public:
     /// sessions and to modern listens that watch the URI (or a parent of it).
     void notify_resource_updated(std::string const& uri);
 
-    // ---- serving from a backend
-    // ----------------------------------------------------------------------------
+    // ---- serving from a backend ---------------------------------------------------------------------------
 
     /// Serves tools, resources, templates, prompts and completion from `b` instead of the registries (which
     /// are then ignored). Set it before serving.
@@ -288,6 +289,8 @@ public:
     [[nodiscard]] boost::json::object const& server_info() const noexcept { return server_info_; }
 
     void subscribe(std::weak_ptr<event_listener> l);
+    /// The listeners held, live or ended but not yet swept (bounded by twice the live ones, at least 64).
+    [[nodiscard]] std::size_t listener_count();
 
     /// Seals and opens the `requestState` of modern input_required rounds.
     [[nodiscard]] state_sealer const& sealer() const noexcept { return sealer_; }
