@@ -75,6 +75,8 @@ struct legacy_session {
     /// set).
     std::shared_ptr<std::atomic<int>> threshold = std::make_shared<std::atomic<int>>(0);
     resource_watches subscriptions;
+    /// What the server's backend keeps for this session (backend::on_session); released when it ends.
+    std::shared_ptr<void> backend_data;
 };
 
 struct listen_filter {
@@ -389,6 +391,8 @@ private:
         s.version = v;
         s.client_capabilities = p.at("capabilities").get_object();
         s.client_info = p.at("clientInfo").get_object();
+        if (auto b = server_.current_backend())
+            s.backend_data = b->on_session(v, s.client_capabilities, *s.client_info);
         // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
         session_ = std::move(s);
         legacy_version_ = v;
@@ -514,6 +518,7 @@ private:
         } else {
             state->client_capabilities = session_->client_capabilities;
             state->client_info = session_->client_info;
+            state->session_data = session_->backend_data;
             state->end_stream = std::move(end_stream);
             if (auto const* p = r.params.if_object())
                 if (auto const* meta = p->if_contains("_meta"); meta && meta->is_object())

@@ -3,6 +3,11 @@
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/throw_exception.hpp>
 
 #include <stdexcept>
@@ -152,13 +157,36 @@ request_context::async_inputs(std::vector<input_request> requests) {
     auto& st = *state_;
 
     if (st.era == protocol::era::legacy) {
-        for (auto& r : requests) {
+        // Every question is sent before any answer is awaited, as a modern round asks them together: the
+        // client (or a gateway turning them into one input_required round) sees them at once.
+        auto const ex = co_await boost::asio::this_coro::executor;
+        using ask_op = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<peer_result>>(),
+                                                      boost::asio::deferred));
+        std::vector<ask_op> asks;
+        std::vector<std::size_t> asked_at;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            auto& r = requests[i];
             if (auto c = capability_of(r); c && !declares(*c)) {
                 results.emplace_back(missing());
                 continue;
             }
-            auto answer = co_await async_request_client(std::move(r.method), std::move(r.params));
-            results.push_back(std::move(answer));
+            results.emplace_back(peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt});
+            asked_at.push_back(i);
+            asks.push_back(boost::asio::co_spawn(
+                ex, async_request_client(std::move(r.method), std::move(r.params)), boost::asio::deferred));
+        }
+        if (asks.empty())
+            co_return results;
+        auto answered =
+            co_await boost::asio::experimental::make_parallel_group(std::move(asks))
+                .async_wait(boost::asio::experimental::wait_for_all(), boost::asio::use_awaitable);
+        auto const& completion_order = std::get<0>(answered);
+        auto& exceptions = std::get<1>(answered);
+        auto& answers = std::get<2>(answered);
+        for (std::size_t k = 0; k < completion_order.size(); ++k) {
+            if (exceptions[k])
+                std::rethrow_exception(exceptions[k]);
+            results[asked_at[k]] = std::move(answers[k]);
         }
         co_return results;
     }

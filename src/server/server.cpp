@@ -254,6 +254,11 @@ void server::set_backend(std::shared_ptr<backend> b) {
     refresh_capabilities();
 }
 
+std::shared_ptr<backend> server::current_backend() const {
+    std::shared_lock lock(mutex_);
+    return backend_;
+}
+
 void server::refresh_backend() {
     std::unique_lock lock(mutex_);
     refresh_capabilities();

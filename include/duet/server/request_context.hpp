@@ -95,6 +95,8 @@ struct request_state {
     /// not applicable).
     std::function<void()> end_stream;
     /// Modern tools/call, prompts/get, resources/read: input requests become an input_required round.
+    /// Legacy sessions of a server with a backend: what the backend keeps for the session (on_session).
+    std::shared_ptr<void> session_data;
     bool input_rounds = false;
     input_state input;           ///< answers so far and the handler's own state
     boost::json::object offered; ///< inputResponses for keys the last round did not ask; used if asked now
@@ -166,6 +168,10 @@ public:
     /// result. Results are in the order asked.
     [[nodiscard]] boost::asio::awaitable<std::vector<peer_result>>
     async_inputs(std::vector<input_request> requests);
+
+    /// Legacy sessions of a server served by a backend: what backend::on_session returned for this session
+    /// (null elsewhere).
+    [[nodiscard]] std::shared_ptr<void> const& session_data() const noexcept { return state_->session_data; }
 
     /// The handler's own small state: kept across the rounds of one modern request (sealed in requestState),
     /// a fresh object for every legacy call.

@@ -110,6 +110,18 @@ public:
     [[nodiscard]] virtual boost::asio::awaitable<serve_result>
     async_serve(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
 
+    /// A legacy session began (initialize, or a renegotiating one): what the backend keeps for it (an
+    /// upstream connection of its own, say). The session holds it until it ends, however it ends, and its
+    /// requests see it as request_context::session_data(). Called on the session's strand; must not block.
+    [[nodiscard]] virtual std::shared_ptr<void> on_session(protocol::version version,
+                                                           boost::json::object const& client_capabilities,
+                                                           boost::json::object const& client_info) {
+        (void)version;
+        (void)client_capabilities;
+        (void)client_info;
+        return nullptr;
+    }
+
     /// A resource gained its first watcher (a legacy session's resources/subscribe or a modern listen's
     /// resourceSubscriptions) or lost its last one. Called on whatever thread the watch changed (a session's
     /// strand, a connection's destructor), under the server's watch lock: hand the work off, never block and
@@ -287,6 +299,8 @@ public:
     [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
     /// The Implementation object stamped on modern results.
     [[nodiscard]] boost::json::object const& server_info() const noexcept { return server_info_; }
+    /// The backend, if one is set.
+    [[nodiscard]] std::shared_ptr<backend> current_backend() const;
 
     void subscribe(std::weak_ptr<event_listener> l);
     /// The listeners held, live or ended but not yet swept (bounded by twice the live ones, at least 64).

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +62,22 @@ public:
                 .hints = {.ttl_ms = 5000, .scope = protocol::cache_scope::public_cache}};
         case method_id::tools_call: {
             auto const& name = params.at("name").as_string();
+            if (name == "whoami") {
+                auto const* who = static_cast<std::string const*>(ctx.session_data().get());
+                co_return duet::server::served{
+                    .result = {
+                        {"content", json::array{{{"type", "text"}, {"text", who ? *who : "(none)"}}}}}};
+            }
+            if (name == "ask_both") {
+                std::vector<duet::server::input_request> qs{
+                    {.key = "name", .method = "elicitation/create", .params = form("Your name?", "name")},
+                    {.key = "roots", .method = "roots/list", .params = nullptr}};
+                auto answers = co_await ctx.async_inputs(std::move(qs));
+                json::object r{{"content", json::array{{{"type", "text"},
+                                                        {"text", outcome(answers.at(0), "name") + "," +
+                                                                     outcome(answers.at(1), "")}}}}};
+                co_return duet::server::served{.result = std::move(r)};
+            }
             if (name == "refuse")
                 co_return protocol::error_object{-32050, "upstream says no", json::object{{"why", "test"}}};
             if (name == "ask") {
@@ -85,6 +102,21 @@ public:
         }
     }
 
+    std::shared_ptr<void> on_session(protocol::version version, json::object const& caps,
+                                     json::object const& info) override {
+        auto data = std::make_shared<std::string>(std::string(info.at("name").as_string()) + " at " +
+                                                  std::string(protocol::to_string(version)) +
+                                                  (caps.contains("elicitation") ? " asking" : ""));
+        std::lock_guard lock(mutex_);
+        sessions_.push_back(data);
+        return data;
+    }
+    /// How many of the sessions' data are still held.
+    std::size_t sessions_alive() const {
+        std::lock_guard lock(mutex_);
+        return std::count_if(sessions_.begin(), sessions_.end(), [](auto const& w) { return !w.expired(); });
+    }
+
     void on_watch(std::string const& uri, bool watched) override {
         std::lock_guard lock(mutex_);
         watches_.emplace_back(uri, watched);
@@ -104,6 +136,7 @@ private:
     protocol::server_capabilities caps_;
     std::vector<method_id> served_;
     std::vector<std::pair<std::string, bool>> watches_;
+    std::vector<std::weak_ptr<std::string>> sessions_;
 };
 
 protocol::server_capabilities tools_and_subscribable_resources() {
@@ -251,6 +284,23 @@ TEST(ServerBackend, BackendAskingALegacyClientSendsARealRequest) {
     h.expect_schema_valid();
 }
 
+// A legacy session gets every question of a round before it answers any, as a modern client would: a
+// gateway in front can turn them into one input_required round.
+TEST(ServerBackend, LegacyQuestionsAskedTogetherAreSentTogether) {
+    backed_server s;
+    harness h(s.srv);
+    open_legacy_session(h, "2025-11-25", all_caps());
+    h.send(legacy_request(1, "tools/call", call_params("ask_both")));
+    auto const e =
+        h.wait_for([](json::value const& m) { return is_server_request(m, "elicitation/create"); });
+    auto const r = h.wait_for([](json::value const& m) { return is_server_request(m, "roots/list"); });
+    ASSERT_TRUE(e && r);
+    h.send(client_response(h.messages()[*r].at("id"), roots_answer()));
+    h.send(client_response(h.messages()[*e].at("id"), accepted("name", "Ada")));
+    EXPECT_EQ(first_text(result_of(h.response(1))), "Ada,2 roots");
+    h.expect_schema_valid();
+}
+
 TEST(ServerBackend, NotifyListChangedReachesListens) {
     backed_server s;
     harness h(s.srv);
@@ -261,6 +311,28 @@ TEST(ServerBackend, NotifyListChangedReachesListens) {
         [](json::value const& m) { return is_notification(m, "notifications/tools/list_changed"); });
     ASSERT_TRUE(i);
     EXPECT_EQ(subscription_id_of(h.messages()[*i]), "L");
+}
+
+TEST(ServerBackend, EachLegacySessionCarriesWhatTheBackendKeepsForIt) {
+    backed_server s;
+    {
+        harness a(s.srv);
+        harness b(s.srv);
+        open_legacy_session(a, "2025-11-25", all_caps());
+        open_legacy_session(b, "2025-06-18");
+        a.send(legacy_request(1, "tools/call", call_params("whoami")));
+        b.send(legacy_request(1, "tools/call", call_params("whoami")));
+        EXPECT_EQ(first_text(result_of(a.response(1))), "duet-tests at 2025-11-25 asking");
+        EXPECT_EQ(first_text(result_of(b.response(1))), "duet-tests at 2025-06-18");
+        // Modern requests belong to no session, even on a connection that has one.
+        a.send(modern_request(2, "tools/call", call_params("whoami")));
+        EXPECT_EQ(first_text(result_of(a.response(2))), "(none)");
+        EXPECT_EQ(s.backend->sessions_alive(), 2u);
+        // A renegotiating initialize is a new session: the old one's data goes.
+        open_legacy_session(b, "2025-11-25", {}, "again");
+        EXPECT_EQ(s.backend->sessions_alive(), 2u);
+    }
+    EXPECT_EQ(s.backend->sessions_alive(), 0u);
 }
 
 // ---- resource watches ------------------------------------------------------------------------------------
