@@ -4,14 +4,20 @@
 //                                                        the first stdout line is its URL
 //   duet serve --stdio [...]                             the demo server on stdin/stdout
 //   duet versions                                        the protocol versions this build speaks
+//   duet discover | tools | prompts | resources | call | read | prompt | listen  [URL] ... [-- COMMAND ARGS...]
+//                                                        the client commands (client_cli.hpp; exit codes there)
 #include <duet/protocol/version.hpp>
 #include <duet/transport/http_server.hpp>
 #include <duet/transport/stdio.hpp>
 
+#include "client_cli.hpp"
 #include "demo_server.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -25,8 +31,19 @@ int print_versions() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Everything after the first `--` is the stdio server a client command spawns; CLI11 never sees it.
+    std::vector<std::string> server_command;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) {
+            server_command.assign(argv + i + 1, argv + argc);
+            argc = i;
+            break;
+        }
+    }
+
     CLI::App app{"duet: a dual-era Model Context Protocol toolkit"};
     app.require_subcommand(1);
+    auto run_client = duet::apps::add_client_commands(app, server_command);
 
     auto* versions = app.add_subcommand("versions", "List the MCP protocol versions and their eras");
 
@@ -48,6 +65,11 @@ int main(int argc, char** argv) {
 
     if (versions->parsed())
         return print_versions();
+    if (!serve->parsed()) {
+        int const code = run_client();
+        if (code >= 0)
+            return code;
+    }
 
     auto const eras = legacy_only   ? duet::protocol::era_support::legacy_only
                       : modern_only ? duet::protocol::era_support::modern_only

@@ -103,4 +103,23 @@ boost::system::result<request_envelope, error_object> read_envelope(boost::json:
     return env;
 }
 
+void write_envelope(boost::json::object& params, request_envelope const& env) {
+    auto& slot = params["_meta"];
+    if (!slot.is_object())
+        slot = boost::json::object{};
+    auto& meta = slot.get_object();
+    meta[meta_key::protocol_version] = to_string(env.version);
+    meta[meta_key::client_capabilities] = env.client_capabilities;
+    if (env.client_info)
+        meta[meta_key::client_info] = *env.client_info;
+    else
+        meta.erase(meta_key::client_info);
+    if (env.log_level)
+        meta[meta_key::log_level] = to_string(*env.log_level);
+    else
+        meta.erase(meta_key::log_level);
+    if (!env.progress_token.is_null())
+        meta[meta_key::progress_token] = env.progress_token;
+}
+
 } // namespace duet::protocol

@@ -5,6 +5,7 @@
 //
 //     auto claim = read_version_claim(params);   // what `_meta` says about the version, if anything
 //     auto env = read_envelope(params, version::v2026_07_28);   // result<request_envelope, error_object>
+//     write_envelope(params, env);                               // what a modern client sends
 #pragma once
 
 #include <duet/protocol/errors.hpp>
@@ -54,5 +55,9 @@ struct request_envelope {
 /// (when present) a string or integer. Each failure is -32602 naming the key.
 [[nodiscard]] boost::system::result<request_envelope, error_object>
 read_envelope(boost::json::value const& params, version v);
+
+/// The client side: writes `env` into `params._meta` (created when absent, replaced when not an object),
+/// keeping every other `_meta` key. read_envelope() reads back exactly what this wrote.
+void write_envelope(boost::json::object& params, request_envelope const& env);
 
 } // namespace duet::protocol

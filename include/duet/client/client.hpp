@@ -1,0 +1,204 @@
+// File: duet/client/client.hpp
+//
+// A Model Context Protocol client for servers of either era, over a spawned stdio child or Streamable HTTP.
+// One call connects (legacy `initialize`, modern per-request envelope, or `auto`: probe `server/discover`
+// and fall back), and the same calls then work whatever the era: lists (every page fetched), tools, resources,
+// prompts, completion, and listening for change notifications. Requests the server needs answered on the way
+// (elicitation, sampling, roots) go to the `input_handlers`, whether they arrive as legacy server-to-client
+// requests or as modern `input_required` rounds.
+//
+//     boost::asio::io_context io;
+//     co_spawn(io, [&]() -> awaitable<void> {
+//         auto c = co_await client::async_connect(http_target{"http://127.0.0.1:8750/mcp"}, {});
+//         if(!c) { report(c.error()); co_return; }
+//         auto tools = co_await (*c)->async_list_tools();
+//         auto r = co_await (*c)->async_call_tool("echo", {{"text", "hi"}});
+//         co_await (*c)->async_close();
+//     }, detached);
+//     io.run();
+//
+// @par Thread safety
+// A client lives on the executor it was connected on, which must not run its handlers concurrently (an
+// io_context run by one thread, or a strand). Call it, and cancel its requests, from that executor only.
+//
+// @par Errors
+// Every operation returns result<T> (duet/client/error.hpp); the server's JSON-RPC errors come back verbatim
+// as errc::rpc_error. Tool failures are results with `isError: true`, not errors.
+#pragma once
+
+#include <duet/client/connect_mode.hpp>
+#include <duet/client/error.hpp>
+#include <duet/client/target.hpp>
+#include <duet/protocol/version.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace duet::client {
+
+/// Answers to what a server asks of the client. Each handler gets the request's params (an
+/// ElicitRequestParams, a CreateMessageRequestParams, or nothing for roots) and returns the result object
+/// (ElicitResult, CreateMessageResult, ListRootsResult) or a JSON-RPC error for the server. A client declares
+/// exactly the capabilities whose handler is set (elicitation: form mode; sampling; roots).
+struct input_handlers {
+    using handler = std::function<boost::system::result<boost::json::object, jsonrpc::error_object>(
+        boost::json::object const& params)>;
+    handler elicitation;
+    handler sampling;
+    handler roots;
+};
+
+/// One notifications/progress for a request.
+struct progress_event {
+    double progress = 0;
+    std::optional<double> total;
+    std::string message;
+};
+
+/// One notifications/message (server log line).
+struct log_event {
+    std::string level;
+    std::string logger;
+    boost::json::value data;
+};
+
+/// Cancels the requests it was handed to. Use it on the client's executor.
+class cancellation {
+public:
+    void cancel();
+    [[nodiscard]] bool cancelled() const noexcept { return cancelled_; }
+    /// Called once on cancel() (immediately when already cancelled); returns a handle to drop the callback.
+    std::shared_ptr<void> on_cancel(std::function<void()> f);
+
+private:
+    bool cancelled_ = false;
+    std::vector<std::weak_ptr<std::function<void()>>> callbacks_;
+};
+
+struct request_options {
+    std::function<void(progress_event const&)> on_progress; ///< set: the request asks for progress
+    std::shared_ptr<cancellation> cancel;
+    std::optional<std::chrono::milliseconds> timeout; ///< default: client_options::request_timeout
+    bool bypass_cache = false;                        ///< fetch even when a fresh cached result exists
+};
+
+struct client_options {
+    connect_mode mode = connect_mode::auto_detect;
+    /// Pin a version: a handshake version for legacy (a modern one is a usage error there), a modern one for
+    /// modern; under auto a modern pin is never downgraded into the legacy fallback.
+    std::optional<protocol::version> version;
+    boost::json::object client_info{{"name", "duet"}, {"version", "0.1.0"}};
+    input_handlers inputs;
+    std::chrono::milliseconds request_timeout = std::chrono::seconds(60);
+    /// How long auto waits for the server/discover probe before concluding legacy.
+    std::chrono::milliseconds probe_timeout = std::chrono::seconds(5);
+    /// Where auto remembers its verdicts (null: never remember).
+    verdict_cache* verdicts = &default_verdict_cache();
+    /// Warnings for people (deprecations); default: stderr.
+    std::function<void(std::string const&)> on_warning;
+    /// Server log lines (notifications/message).
+    std::function<void(log_event const&)> on_log;
+    /// Every other notification the server sends outside a listen (after the cache has seen it).
+    std::function<void(std::string const& method, boost::json::object const& params)> on_notification;
+    /// Modern: the logLevel to ask for on every request (deprecated in 2026-07-28; absent: no log lines).
+    std::optional<std::string> log_level;
+    bool use_cache = true;
+};
+
+/// What subscriptions/listen (modern) or the legacy notification stream should deliver.
+struct listen_filter {
+    bool tools_list_changed = false;
+    bool prompts_list_changed = false;
+    bool resources_list_changed = false;
+    std::vector<std::string> resource_subscriptions;
+};
+
+/// One event of a listen.
+struct listen_event {
+    enum class kind : std::uint8_t {
+        acknowledged, ///< the server confirmed what it will send (`params.notifications`)
+        notification, ///< a change notification (`method`, `params`)
+        dropped,      ///< the stream dropped; the client re-listens
+    };
+    kind what = kind::notification;
+    std::string method;
+    boost::json::object params;
+};
+
+/// The kinds of paginated lists.
+enum class list_kind : std::uint8_t { tools, prompts, resources, resource_templates };
+
+class client {
+public:
+    /// Connects by `options.mode`. Under `auto` the verdict is remembered per server in `options.verdicts`.
+    [[nodiscard]] static boost::asio::awaitable<result<std::shared_ptr<client>>>
+    async_connect(server_target target, client_options options);
+
+    ~client();
+    client(client const&) = delete;
+    client& operator=(client const&) = delete;
+
+    [[nodiscard]] protocol::era era() const noexcept;
+    [[nodiscard]] protocol::version version() const noexcept;
+    /// The server's Implementation (InitializeResult.serverInfo, or the discover result's `_meta`).
+    [[nodiscard]] boost::json::object const& server_info() const noexcept;
+    [[nodiscard]] boost::json::object const& server_capabilities() const noexcept;
+    [[nodiscard]] std::string const& instructions() const noexcept;
+    /// The whole InitializeResult (legacy) or DiscoverResult (modern; empty when the server offered none).
+    [[nodiscard]] boost::json::object const& handshake_result() const noexcept;
+    /// What the client declared (the ClientCapabilities object).
+    [[nodiscard]] boost::json::object const& client_capabilities() const noexcept;
+
+    /// Any request; its result object. Modern requests get the envelope and routing headers.
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_request(std::string method, boost::json::object params, request_options options = {});
+
+    /// Modern: server/discover again (from the cache while fresh). Legacy: the InitializeResult.
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>> async_discover(request_options options = {});
+
+    /// Every item of a list, following nextCursor to the end. Modern tools whose `x-mcp-header` annotations
+    /// are invalid are left out (DIGEST §9).
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::array>> async_list(list_kind kind,
+                                                                                request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::array>> async_list_tools(request_options options = {});
+
+    /// tools/call. Input requests are answered through the handlers, round after round.
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_call_tool(std::string name, boost::json::object arguments, request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>> async_read_resource(std::string uri,
+                                                                                         request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_get_prompt(std::string name, boost::json::object arguments, request_options options = {});
+    /// completion/complete for `ref` ({"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..}).
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_complete(boost::json::object ref, std::string argument, std::string value,
+                   boost::json::object context_arguments = {}, request_options options = {});
+
+    /// Delivers change notifications until `options.cancel` fires or the connection ends. A dropped stream is
+    /// re-listened (with backoff). Modern: subscriptions/listen; legacy: resources/subscribe for the URIs and
+    /// the session's notifications (HTTP: the GET stream).
+    [[nodiscard]] boost::asio::awaitable<result<void>> async_listen(listen_filter filter,
+                                                                    std::function<void(listen_event const&)> on_event,
+                                                                    request_options options = {});
+
+    /// Ends the connection: legacy HTTP sessions are deleted; a stdio child gets EOF, then SIGTERM, then
+    /// SIGKILL.
+    boost::asio::awaitable<void> async_close();
+
+    class impl;
+
+private:
+    explicit client(std::shared_ptr<impl> p) : impl_(std::move(p)) {}
+    std::shared_ptr<impl> impl_;
+};
+
+} // namespace duet::client

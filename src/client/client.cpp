@@ -1,0 +1,487 @@
+// duet::client::client: connect modes (ERA-POLICY "Client side") and the calls built on the session core.
+#include "client_impl.hpp"
+
+#include <duet/client/negotiation.hpp>
+#include <duet/protocol/errors.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <set>
+
+namespace duet::client {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+// What a failed probe says (ERA-POLICY "Client side").
+enum class probe_says : std::uint8_t { modern, legacy, restart_then_legacy, fatal };
+
+probe_says judge(client::impl::answer const& a) {
+    if (a.value)
+        return probe_says::modern;
+    auto const& e = a.value.error();
+    switch (e.code) {
+    case errc::rpc_error: return is_modern_error(*e.rpc, a.http_status) ? probe_says::modern : probe_says::legacy;
+    case errc::closed: return probe_says::restart_then_legacy;
+    case errc::auth_required:
+    case errc::connect_failed:
+    case errc::spawn_failed:
+    case errc::usage:
+    case errc::cancelled: return probe_says::fatal;
+    default: return probe_says::legacy; // timeouts, odd HTTP statuses, malformed answers
+    }
+}
+
+std::string_view list_method(list_kind k) {
+    switch (k) {
+    case list_kind::tools: return "tools/list";
+    case list_kind::prompts: return "prompts/list";
+    case list_kind::resources: return "resources/list";
+    case list_kind::resource_templates: return "resources/templates/list";
+    }
+    return "tools/list";
+}
+
+std::string_view list_member(list_kind k) {
+    switch (k) {
+    case list_kind::tools: return "tools";
+    case list_kind::prompts: return "prompts";
+    case list_kind::resources: return "resources";
+    case list_kind::resource_templates: return "resourceTemplates";
+    }
+    return "tools";
+}
+
+// Connects in modern mode once the era is known: discover when the server offers it, -32022 handled.
+awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol::version v,
+                                      std::optional<client::impl::answer> probe) {
+    c->become_modern(v);
+    if (!probe) {
+        auto a = co_await c->async_probe(v);
+        probe = std::move(a);
+        c->era_ = protocol::era::modern; // async_probe already set it; kept explicit
+    }
+    if (probe->value) {
+        c->adopt_discover(*probe->value);
+        co_return result<void>{};
+    }
+    auto const& e = probe->value.error();
+    if (e.code == errc::rpc_error &&
+        e.rpc->code == static_cast<std::int32_t>(protocol::errc::unsupported_protocol_version)) {
+        auto const retry = retry_version(e.rpc->data);
+        if (!retry)
+            co_return make_error(errc::version_rejected,
+                                 "the server supports none of this client's modern versions (-32022)", probe->http_status);
+        c->version_ = *retry;
+        request_options none;
+        std::string method_1("server/discover");
+        json::object params_1;
+        auto again = co_await c->async_round(std::move(method_1), std::move(params_1), none);
+        if (again.value)
+            c->adopt_discover(*again.value);
+        co_return result<void>{};
+    }
+    // The server is modern but offers no discover (or refused it for another reason the calls will meet
+    // again): proceed statelessly.
+    if (e.code == errc::rpc_error || e.code == errc::timeout || e.code == errc::http_status)
+        co_return result<void>{};
+    co_return e;
+}
+
+awaitable<result<void>> connect_legacy(std::shared_ptr<client::impl> c, protocol::version offer, bool restart) {
+    if (restart || !c->transport_) {
+        auto started = co_await c->async_start_transport();
+        if (!started)
+            co_return started;
+    }
+    auto r = co_await c->async_initialize(offer);
+    co_return r;
+}
+
+awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
+    auto const& opts = c->options_;
+    auto const server = describe(c->target_);
+    // A pinned handshake version says legacy; there is nothing to probe.
+    if (opts.version && protocol::is_handshake_version(*opts.version)) {
+        auto r = co_await connect_legacy(c, *opts.version, true);
+        co_return r;
+    }
+    if (opts.verdicts && !opts.version) {
+        if (auto const known = opts.verdicts->find(server)) {
+            auto started = co_await c->async_start_transport();
+            if (!started)
+                co_return started;
+            if (known->era == protocol::era::modern) {
+                std::optional<client::impl::answer> no_probe;
+                auto r = co_await settle_modern(c, known->version, std::move(no_probe));
+                co_return r;
+            }
+            auto r = co_await c->async_initialize(known->version);
+            co_return r;
+        }
+    }
+    auto started = co_await c->async_start_transport();
+    if (!started)
+        co_return started;
+    auto const modern_version = opts.version.value_or(protocol::latest_modern_version);
+    auto probe = co_await c->async_probe(modern_version);
+    auto const verdict = judge(probe);
+    if (verdict == probe_says::fatal)
+        co_return probe.value.error();
+    if (verdict == probe_says::modern) {
+        // -32022 naming only handshake versions: the server speaks the envelope to nobody we can be.
+        if (!probe.value && probe.value.error().rpc &&
+            probe.value.error().rpc->code == static_cast<std::int32_t>(protocol::errc::unsupported_protocol_version) &&
+            !retry_version(probe.value.error().rpc->data)) {
+            auto const fallback = handshake_fallback(probe.value.error().rpc->data);
+            if (!fallback || opts.version)
+                co_return probe.value.error();
+            auto r = co_await connect_legacy(c, *fallback, false);
+            if (r && opts.verdicts)
+                opts.verdicts->remember(server, era_verdict{protocol::era::legacy, c->version_});
+            co_return r;
+        }
+        std::optional<client::impl::answer> probed(std::move(probe));
+        auto r = co_await settle_modern(c, modern_version, std::move(probed));
+        if (r && opts.verdicts)
+            opts.verdicts->remember(server, era_verdict{protocol::era::modern, c->version_});
+        co_return r;
+    }
+    // Legacy evidence. A pinned modern version is never downgraded: the probe's failure is the answer.
+    if (opts.version)
+        co_return probe.value.error();
+    auto const offer = protocol::latest_handshake_version;
+    auto r = co_await connect_legacy(c, offer, verdict == probe_says::restart_then_legacy);
+    if (r && opts.verdicts)
+        opts.verdicts->remember(server, era_verdict{protocol::era::legacy, c->version_});
+    co_return r;
+}
+
+} // namespace
+
+client::~client() {
+    // The transport's destructor reaps a stdio child that nobody closed.
+    if (impl_)
+        impl_->closed_ = true;
+}
+
+awaitable<result<std::shared_ptr<client>>> client::async_connect(server_target target, client_options options) {
+    // Usage errors come before anything is spawned or sent.
+    std::optional<protocol::version> legacy_version;
+    std::optional<protocol::version> modern_version;
+    if (options.mode == connect_mode::legacy) {
+        auto v = legacy_offer(options.version);
+        if (!v)
+            co_return v.error();
+        legacy_version = *v;
+    } else if (options.mode == connect_mode::modern) {
+        auto v = modern_offer(options.version);
+        if (!v)
+            co_return v.error();
+        modern_version = *v;
+    }
+    if (auto const* h = std::get_if<http_target>(&target)) {
+        auto url = parse_http_url(h->url);
+        if (!url)
+            co_return url.error();
+    } else if (std::get<stdio_target>(target).command.empty()) {
+        co_return make_error(errc::usage, "no server command given");
+    }
+    auto ex = co_await asio::this_coro::executor;
+    auto c = std::make_shared<impl>(ex, std::move(target), std::move(options));
+    result<void> r;
+    if (legacy_version) {
+        r = co_await connect_legacy(c, *legacy_version, true);
+    } else if (modern_version) {
+        auto started = co_await c->async_start_transport();
+        if (!started)
+            r = started;
+        else {
+            std::optional<impl::answer> no_probe;
+            r = co_await settle_modern(c, *modern_version, std::move(no_probe));
+        }
+    } else {
+        r = co_await connect_auto(c);
+    }
+    if (!r) {
+        if (c->transport_)
+            co_await c->transport_->async_close();
+        co_return r.error();
+    }
+    co_return std::shared_ptr<client>(new client(c));
+}
+
+protocol::era client::era() const noexcept { return impl_->era_; }
+protocol::version client::version() const noexcept { return impl_->version_; }
+json::object const& client::server_info() const noexcept { return impl_->server_info_; }
+json::object const& client::server_capabilities() const noexcept { return impl_->server_caps_; }
+std::string const& client::instructions() const noexcept { return impl_->instructions_; }
+json::object const& client::handshake_result() const noexcept { return impl_->handshake_; }
+json::object const& client::client_capabilities() const noexcept { return impl_->client_caps_; }
+
+awaitable<result<json::object>> client::async_request(std::string method, json::object params,
+                                                      request_options options) {
+    auto const kind = method;
+    if (kind == "tools/call" || kind == "prompts/get" || kind == "resources/read") {
+        auto r = co_await impl_->async_with_input(std::move(method), std::move(params), options);
+        co_return r;
+    }
+    auto r = co_await impl_->async_cached(std::move(method), std::move(params), options);
+    co_return r;
+}
+
+awaitable<result<json::object>> client::async_discover(request_options options) {
+    if (impl_->era_ == protocol::era::legacy)
+        co_return impl_->handshake_;
+    std::string method_2("server/discover");
+    json::object params_2;
+    auto r = co_await impl_->async_cached(std::move(method_2), std::move(params_2), options);
+    if (r)
+        impl_->adopt_discover(*r);
+    co_return r;
+}
+
+awaitable<result<json::array>> client::async_list(list_kind kind, request_options options) {
+    auto const method = std::string(list_method(kind));
+    auto const member = list_member(kind);
+    json::array items;
+    std::optional<std::string> cursor;
+    std::set<std::string> seen_cursors;
+    bool const modern = impl_->era_ == protocol::era::modern;
+    for (int page = 0;; ++page) {
+        if (page >= 10000)
+            co_return make_error(errc::protocol_violation, method + " never ended (10000 pages)");
+        json::object params;
+        if (cursor)
+            params["cursor"] = *cursor;
+        auto r = co_await impl_->async_cached(method, params, options);
+        if (!r) {
+            if (cursor && r.error().rpc && r.error().rpc->code == jsonrpc::code::invalid_params)
+                impl_->cache_.drop_method(method); // an invalid cursor: every cached page goes
+            co_return r.error();
+        }
+        auto const* list = r->if_contains(member);
+        if (!list || !list->is_array())
+            co_return make_error(errc::protocol_violation, method + " result has no \"" + std::string(member) + "\" array");
+        for (auto const& item : list->get_array()) {
+            if (kind == list_kind::tools && item.is_object()) {
+                // Tools with invalid x-mcp-header annotations are dropped (modern; DIGEST §9).
+                if (!impl_->learn_tool(item.get_object()) && modern)
+                    continue;
+            }
+            items.push_back(item);
+        }
+        auto const* next = r->if_contains("nextCursor");
+        if (!next || next->is_null())
+            break;
+        if (!next->is_string())
+            co_return make_error(errc::protocol_violation, method + " nextCursor is not a string");
+        std::string n(next->get_string());
+        if (!seen_cursors.insert(n).second)
+            co_return make_error(errc::protocol_violation, method + " repeated the cursor \"" + n + "\"");
+        cursor = std::move(n);
+    }
+    if (kind == list_kind::tools)
+        impl_->tools_known_ = true;
+    co_return items;
+}
+
+awaitable<result<json::array>> client::async_list_tools(request_options options) {
+    auto r = co_await async_list(list_kind::tools, std::move(options));
+    co_return r;
+}
+
+awaitable<result<json::object>> client::async_call_tool(std::string name, json::object arguments,
+                                                        request_options options) {
+    // Modern HTTP mirrors x-mcp-header arguments into headers: learn the tools first when unknown.
+    if (impl_->era_ == protocol::era::modern && impl_->transport_ && impl_->transport_->is_http() &&
+        !impl_->tools_known_) {
+        request_options list_options;
+        list_options.cancel = options.cancel;
+        // A failure here is not fatal: the call itself reports what is wrong.
+        [[maybe_unused]] auto listed = co_await async_list(list_kind::tools, list_options);
+    }
+    json::object params{{"name", name}, {"arguments", std::move(arguments)}};
+    std::string method_3("tools/call");
+    auto r = co_await impl_->async_with_input(std::move(method_3), std::move(params), options);
+    co_return r;
+}
+
+awaitable<result<json::object>> client::async_read_resource(std::string uri, request_options options) {
+    json::object params{{"uri", std::move(uri)}};
+    bool const use = impl_->options_.use_cache;
+    auto const now = result_cache::clock::now();
+    if (use && !options.bypass_cache)
+        if (auto hit = impl_->cache_.fresh("resources/read", params, now))
+            co_return std::move(*hit);
+    std::string method_4("resources/read");
+    auto r = co_await impl_->async_with_input(std::move(method_4), params, options);
+    if (r && use)
+        impl_->cache_.store("resources/read", params, *r, result_cache::clock::now());
+    co_return r;
+}
+
+awaitable<result<json::object>> client::async_get_prompt(std::string name, json::object arguments,
+                                                         request_options options) {
+    json::object params{{"name", std::move(name)}};
+    if (!arguments.empty()) {
+        // Prompt arguments are strings on the wire.
+        json::object args;
+        for (auto const& kv : arguments)
+            args[kv.key()] = kv.value().is_string() ? kv.value() : json::value(json::serialize(kv.value()));
+        params["arguments"] = std::move(args);
+    }
+    std::string method_5("prompts/get");
+    auto r = co_await impl_->async_with_input(std::move(method_5), std::move(params), options);
+    co_return r;
+}
+
+awaitable<result<json::object>> client::async_complete(json::object ref, std::string argument, std::string value,
+                                                       json::object context_arguments, request_options options) {
+    json::object params{{"ref", std::move(ref)},
+                        {"argument", {{"name", std::move(argument)}, {"value", std::move(value)}}}};
+    if (!context_arguments.empty())
+        params["context"] = json::object{{"arguments", std::move(context_arguments)}};
+    std::string method_6("completion/complete");
+    auto r = co_await impl_->async_plain(std::move(method_6), std::move(params), options);
+    co_return r;
+}
+
+namespace {
+
+// Waits until cancelled or the connection ends (legacy listen).
+awaitable<void> wait_until_over(std::shared_ptr<client::impl> c, std::shared_ptr<cancellation> cancel) {
+    auto timer = std::make_shared<asio::steady_timer>(c->ex_, asio::steady_timer::time_point::max());
+    c->wakeups_.push_back(timer);
+    std::shared_ptr<void> hook;
+    if (cancel) {
+        std::weak_ptr<asio::steady_timer> weak = timer;
+        hook = cancel->on_cancel([weak] {
+            if (auto t = weak.lock())
+                t->cancel();
+        });
+    }
+    while (!c->closed_ && !(cancel && cancel->cancelled()))
+        co_await timer->async_wait(tuple_awaitable);
+}
+
+} // namespace
+
+awaitable<result<void>> client::async_listen(listen_filter filter, std::function<void(listen_event const&)> on_event,
+                                             request_options options) {
+    auto c = impl_;
+    if (c->era_ == protocol::era::legacy) {
+        for (auto const& uri : filter.resource_subscriptions) {
+            json::object params{{"uri", uri}};
+            std::string method_7("resources/subscribe");
+            auto r = co_await c->async_plain(std::move(method_7), std::move(params), options);
+            if (!r)
+                co_return r.error();
+        }
+        auto const wanted = [filter](std::string const& method, json::object const& params) {
+            if (method == "notifications/tools/list_changed")
+                return filter.tools_list_changed;
+            if (method == "notifications/prompts/list_changed")
+                return filter.prompts_list_changed;
+            if (method == "notifications/resources/list_changed")
+                return filter.resources_list_changed;
+            if (method == "notifications/resources/updated") {
+                auto const* u = params.if_contains("uri");
+                if (!u || !u->is_string())
+                    return false;
+                for (auto const& w : filter.resource_subscriptions)
+                    if (std::string_view(u->get_string()).starts_with(w))
+                        return true;
+            }
+            return false;
+        };
+        int const key = c->next_watcher_++;
+        c->watchers_[key] = [wanted, on_event](std::string const& method, json::object const& params) {
+            if (!wanted(method, params))
+                return;
+            listen_event ev;
+            ev.method = method;
+            ev.params = params;
+            on_event(ev);
+        };
+        co_await wait_until_over(c, options.cancel);
+        c->watchers_.erase(key);
+        for (auto const& uri : filter.resource_subscriptions) {
+            if (c->closed_)
+                break;
+            json::object params{{"uri", uri}};
+            request_options quick;
+            quick.timeout = std::chrono::seconds(5);
+            std::string method_8("resources/unsubscribe");
+            [[maybe_unused]] auto r = co_await c->async_plain(std::move(method_8), std::move(params), quick);
+        }
+        if (c->closed_ && !(options.cancel && options.cancel->cancelled()))
+            co_return c->closed_error_.value_or(make_error(errc::closed, "the connection ended"));
+        co_return result<void>{};
+    }
+
+    // Modern: subscriptions/listen, re-listened after every drop.
+    json::object notifications;
+    if (filter.tools_list_changed)
+        notifications["toolsListChanged"] = true;
+    if (filter.prompts_list_changed)
+        notifications["promptsListChanged"] = true;
+    if (filter.resources_list_changed)
+        notifications["resourcesListChanged"] = true;
+    if (!filter.resource_subscriptions.empty()) {
+        json::array uris;
+        for (auto const& u : filter.resource_subscriptions)
+            uris.push_back(json::value(u));
+        notifications["resourceSubscriptions"] = std::move(uris);
+    }
+    asio::steady_timer backoff(c->ex_);
+    auto delay = std::chrono::milliseconds(250);
+    for (;;) {
+        if (options.cancel && options.cancel->cancelled())
+            co_return result<void>{};
+        jsonrpc::request_id const id{c->next_id_}; // the id async_round will use
+        c->listens_[id] = on_event;
+        request_options listen_options = options;
+        listen_options.timeout = std::chrono::milliseconds(0); // a listen waits as long as it lasts
+        listen_options.on_progress = nullptr;
+        json::object params{{"notifications", notifications}};
+        std::string method_9("subscriptions/listen");
+        auto r = co_await c->async_round(std::move(method_9), std::move(params), listen_options);
+        c->listens_.erase(id);
+        if (options.cancel && options.cancel->cancelled())
+            co_return result<void>{};
+        if (r.value) {
+            delay = std::chrono::milliseconds(250); // the server ended it gracefully; listen again
+        } else {
+            auto const& e = r.value.error();
+            if (e.code == errc::rpc_error || e.code == errc::auth_required || e.code == errc::usage)
+                co_return e;
+            if (!c->transport_->is_http() && c->closed_)
+                co_return e; // the stdio server is gone
+        }
+        listen_event dropped;
+        dropped.what = listen_event::kind::dropped;
+        on_event(dropped);
+        backoff.expires_after(delay);
+        co_await backoff.async_wait(tuple_awaitable);
+        delay = std::min(delay * 2, std::chrono::milliseconds(10000));
+    }
+}
+
+awaitable<void> client::async_close() {
+    auto c = impl_;
+    if (!c->transport_)
+        co_return;
+    auto t = c->transport_;
+    c->closed_ = true;
+    co_await t->async_close();
+    c->on_closed(make_error(errc::closed, "the client closed the connection"));
+}
+
+} // namespace duet::client

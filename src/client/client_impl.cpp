@@ -1,0 +1,513 @@
+// The session core of the client: one request and its answer, per era; routing of everything the server
+// sends; legacy server-to-client requests answered through the input handlers.
+#include "client_impl.hpp"
+
+#include <duet/client/negotiation.hpp>
+#include <duet/protocol/envelope.hpp>
+#include <duet/protocol/errors.hpp>
+#include <duet/protocol/meta_keys.hpp>
+#include <duet/protocol/request_headers.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
+
+namespace duet::client {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+std::string token_key(json::value const& token) {
+    if (token.is_string())
+        return "s:" + std::string(token.get_string());
+    if (token.is_int64())
+        return "i:" + std::to_string(token.get_int64());
+    if (token.is_uint64())
+        return "i:" + std::to_string(token.get_uint64());
+    return {};
+}
+
+json::object const* object_at(json::object const& o, std::string_view key) {
+    auto const* v = o.if_contains(key);
+    return v ? v->if_object() : nullptr;
+}
+
+} // namespace
+
+void cancellation::cancel() {
+    if (cancelled_)
+        return;
+    cancelled_ = true;
+    auto callbacks = std::move(callbacks_);
+    for (auto& w : callbacks)
+        if (auto f = w.lock())
+            (*f)();
+}
+
+std::shared_ptr<void> cancellation::on_cancel(std::function<void()> f) {
+    auto holder = std::make_shared<std::function<void()>>(std::move(f));
+    if (cancelled_) {
+        (*holder)();
+        return holder;
+    }
+    std::erase_if(callbacks_, [](auto const& w) { return w.expired(); });
+    callbacks_.push_back(holder);
+    return holder;
+}
+
+client::impl::impl(asio::any_io_executor ex, server_target target, client_options options)
+    : ex_(std::move(ex)), target_(std::move(target)), options_(std::move(options)) {
+    if (options_.inputs.elicitation)
+        client_caps_["elicitation"] = json::object{};
+    if (options_.inputs.sampling)
+        client_caps_["sampling"] = json::object{};
+    if (options_.inputs.roots)
+        client_caps_["roots"] = json::object{};
+}
+
+void client::impl::warn(std::string const& text) const {
+    if (options_.on_warning)
+        options_.on_warning(text);
+    else
+        std::fprintf(stderr, "duet client: warning: %s\n", text.c_str());
+}
+
+awaitable<result<void>> client::impl::async_start_transport() {
+    if (transport_) {
+        auto old = std::move(transport_);
+        co_await old->async_close();
+    }
+    closed_ = false;
+    closed_error_.reset();
+    if (auto const* h = std::get_if<http_target>(&target_)) {
+        auto url = parse_http_url(h->url);
+        if (!url)
+            co_return url.error();
+        transport_ = detail::make_http_transport(ex_, *h);
+    } else {
+        transport_ = detail::make_stdio_transport(ex_, std::get<stdio_target>(target_));
+    }
+    std::weak_ptr<detail::transport_sink> sink = shared_from_this();
+    auto started = co_await transport_->async_start(std::move(sink));
+    if (!started)
+        closed_ = true;
+    co_return started;
+}
+
+// ---- sending -------------------------------------------------------------------------------------------------
+
+void client::impl::notify(std::string method, json::object params) {
+    if (!transport_ || closed_)
+        return;
+    detail::send_facts facts;
+    facts.legacy_session = era_ == protocol::era::legacy;
+    transport_->send(jsonrpc::notification{std::move(method), std::move(params)}, std::move(facts));
+}
+
+awaitable<client::impl::answer> client::impl::async_round(std::string method, json::object params,
+                                                          request_options const& options) {
+    if (closed_ || !transport_)
+        co_return answer{closed_error_.value_or(make_error(errc::closed, "the connection is closed"))};
+    if (options.cancel && options.cancel->cancelled())
+        co_return answer{make_error(errc::cancelled, "cancelled before it was sent")};
+    jsonrpc::request_id const id{next_id_++};
+    std::string token;
+    json::value progress_token = nullptr;
+    if (options.on_progress) {
+        progress_token = "duet-" + std::to_string(id.as_integer());
+        token = token_key(progress_token);
+        progress_[token] = options.on_progress;
+    }
+    bool const modern = era_ == protocol::era::modern && method != "initialize";
+    if (modern) {
+        protocol::request_envelope env;
+        env.version = version_;
+        env.client_capabilities = client_caps_;
+        env.client_info = options_.client_info;
+        if (options_.log_level)
+            env.log_level = protocol::parse_log_level(*options_.log_level);
+        env.progress_token = progress_token;
+        protocol::write_envelope(params, env);
+    } else if (!progress_token.is_null()) {
+        auto& meta = params["_meta"];
+        if (!meta.is_object())
+            meta = json::object{};
+        meta.get_object()[protocol::meta_key::progress_token] = progress_token;
+    }
+    jsonrpc::request req{id, method, std::move(params)};
+    detail::send_facts facts;
+    if (modern && transport_->is_http()) {
+        std::span<protocol::param_header const> bindings;
+        if (method == "tools/call") {
+            auto const* name = req.params.as_object().if_contains("name");
+            if (name && name->is_string())
+                if (auto const it = tool_headers_.find(std::string(name->get_string())); it != tool_headers_.end())
+                    bindings = it->second;
+        }
+        facts.headers = protocol::modern_request_headers(req, bindings);
+    }
+    facts.legacy_session = !modern;
+
+    auto p = std::make_shared<pending>(ex_);
+    pending_[id] = p;
+    auto const timeout = options.timeout.value_or(options_.request_timeout);
+    if (timeout.count() > 0)
+        p->timer.expires_after(timeout);
+    else
+        p->timer.expires_at(asio::steady_timer::time_point::max());
+    std::shared_ptr<void> on_cancel;
+    if (options.cancel) {
+        std::weak_ptr<pending> weak = p;
+        on_cancel = options.cancel->on_cancel([weak] {
+            if (auto q = weak.lock()) {
+                q->cancelled = true;
+                q->timer.cancel();
+            }
+        });
+    }
+    auto const transport = transport_;
+    transport->send(std::move(req), std::move(facts));
+
+    for (;;) {
+        co_await p->timer.async_wait(tuple_awaitable);
+        if (p->outcome || p->cancelled)
+            break;
+        if (p->timer.expiry() <= asio::steady_timer::clock_type::now())
+            break; // timed out
+    }
+    pending_.erase(id);
+    if (!token.empty())
+        progress_.erase(token);
+    if (p->outcome)
+        co_return std::move(*p->outcome);
+
+    // Cancelled or timed out: tell the server (stdio, legacy HTTP) or close the stream (modern HTTP).
+    transport->abandon(id);
+    bool const say_cancelled = !transport->is_http() || !modern;
+    if (say_cancelled && method != "initialize" && !closed_) {
+        json::object cancel_params{{"requestId", id.to_json()},
+                                   {"reason", p->cancelled ? "cancelled by the client" : "timed out"}};
+        notify("notifications/cancelled", std::move(cancel_params));
+    }
+    if (p->cancelled)
+        co_return answer{make_error(errc::cancelled, method + " was cancelled")};
+    co_return answer{make_error(errc::timeout, method + " got no answer within " +
+                                                   std::to_string(timeout.count()) + " ms")};
+}
+
+awaitable<result<json::object>> client::impl::async_plain(std::string method, json::object params,
+                                                          request_options const& options) {
+    auto first = co_await async_round(method, params, options);
+    if (first.value || era_ != protocol::era::modern)
+        co_return std::move(first.value);
+    auto const& e = first.value.error();
+    if (e.code != errc::rpc_error || !e.rpc ||
+        e.rpc->code != static_cast<std::int32_t>(protocol::errc::unsupported_protocol_version))
+        co_return std::move(first.value);
+    // -32022: once, with a version from data.supported that this client speaks.
+    auto const v = retry_version(e.rpc->data);
+    if (!v)
+        co_return std::move(first.value);
+    version_ = *v;
+    auto second = co_await async_round(std::move(method), std::move(params), options);
+    co_return std::move(second.value);
+}
+
+awaitable<result<json::object>> client::impl::async_cached(std::string method, json::object params,
+                                                           request_options const& options) {
+    bool const use = options_.use_cache && result_cache::cacheable(method);
+    auto const now = result_cache::clock::now();
+    if (use && !options.bypass_cache)
+        if (auto hit = cache_.fresh(method, params, now))
+            co_return std::move(*hit);
+    auto r = co_await async_plain(method, params, options);
+    if (r) {
+        if (use)
+            cache_.store(method, params, *r, result_cache::clock::now());
+        co_return r;
+    }
+    // A stale copy may be served while a re-fetch is failing for transport reasons.
+    if (use && r.error().code != errc::rpc_error && r.error().code != errc::cancelled)
+        if (auto stale = cache_.any(method, params))
+            co_return std::move(*stale);
+    co_return r;
+}
+
+awaitable<result<json::object>> client::impl::async_with_input(std::string method, json::object params,
+                                                               request_options const& options) {
+    constexpr int max_rounds = 16;
+    json::object round_params = params;
+    for (int round = 0;; ++round) {
+        auto r = co_await async_plain(method, round_params, options);
+        if (!r)
+            co_return r;
+        switch (kind_of(*r)) {
+        case result_kind::complete: co_return r;
+        case result_kind::invalid:
+            co_return make_error(errc::protocol_violation,
+                                 method + " returned an unknown resultType: " +
+                                     json::serialize(r->at("resultType")));
+        case result_kind::input_required: break;
+        }
+        if (round + 1 >= max_rounds)
+            co_return make_error(errc::protocol_violation,
+                                 method + " still asked for input after " + std::to_string(max_rounds) + " rounds");
+        json::object responses;
+        if (auto const* requests = object_at(*r, "inputRequests")) {
+            for (auto const& kv : *requests) {
+                auto const* req = kv.value().if_object();
+                auto const* m = req ? req->if_contains("method") : nullptr;
+                if (!m || !m->is_string())
+                    co_return make_error(errc::protocol_violation, "input request \"" + std::string(kv.key()) +
+                                                                       "\" names no method");
+                std::string_view const what = m->get_string();
+                input_handlers::handler const* h = what == "elicitation/create"       ? &options_.inputs.elicitation
+                                                   : what == "sampling/createMessage" ? &options_.inputs.sampling
+                                                   : what == "roots/list"             ? &options_.inputs.roots
+                                                                                      : nullptr;
+                if (!h || !*h)
+                    co_return make_error(errc::usage, "the server asked for " + std::string(what) +
+                                                          ", which this client has no handler for");
+                json::object const empty;
+                auto const* p = object_at(*req, "params");
+                auto answer = (*h)(p ? *p : empty);
+                if (!answer)
+                    co_return make_error(errc::cancelled, std::string(what) + " was refused: " + answer.error().message);
+                answer->erase("resultType");
+                responses[kv.key()] = std::move(*answer);
+            }
+        }
+        round_params = retry_params(params, std::move(responses), r->if_contains("requestState"));
+    }
+}
+
+// ---- receiving -----------------------------------------------------------------------------------------------
+
+void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
+    auto self = shared_from_this();
+    std::visit(
+        jsonrpc::overloaded{
+            [&](jsonrpc::response& r) {
+                auto const it = pending_.find(r.id);
+                if (it == pending_.end() || it->second->outcome)
+                    return;
+                answer a;
+                if (r.result.is_object())
+                    a.value = std::move(r.result.get_object());
+                else
+                    a.value = make_error(errc::protocol_violation, "the result is not an object");
+                a.http_status = http_status;
+                it->second->outcome = std::move(a);
+                it->second->timer.cancel();
+            },
+            [&](jsonrpc::error_response& e) {
+                if (!e.id)
+                    return;
+                auto const it = pending_.find(*e.id);
+                if (it == pending_.end() || it->second->outcome)
+                    return;
+                it->second->outcome = answer{rpc_failure(std::move(e.error), http_status), http_status};
+                it->second->timer.cancel();
+            },
+            [&](jsonrpc::request& r) {
+                // Legacy server-to-client requests; a modern server never sends any.
+                jsonrpc::message reply = jsonrpc::response{r.id, json::object{}};
+                auto const params = r.params.is_object() ? r.params.get_object() : json::object{};
+                input_handlers::handler const* h = r.method == "elicitation/create"       ? &options_.inputs.elicitation
+                                                   : r.method == "sampling/createMessage" ? &options_.inputs.sampling
+                                                   : r.method == "roots/list"             ? &options_.inputs.roots
+                                                                                          : nullptr;
+                if (r.method == "ping") {
+                    // {} as built above
+                } else if (h && *h) {
+                    auto answer = (*h)(params);
+                    if (answer)
+                        reply = jsonrpc::response{r.id, std::move(*answer)};
+                    else
+                        reply = jsonrpc::error_response{r.id, answer.error()};
+                } else {
+                    reply = jsonrpc::error_response{r.id, protocol::method_not_found(r.method, "not offered by this client")};
+                }
+                if (transport_ && !closed_) {
+                    detail::send_facts facts;
+                    facts.legacy_session = true;
+                    transport_->send(std::move(reply), std::move(facts));
+                }
+            },
+            [&](jsonrpc::notification& n) {
+                auto const params = n.params.is_object() ? n.params.get_object() : json::object{};
+                if (n.method == "notifications/progress") {
+                    auto const* t = params.if_contains("progressToken");
+                    if (!t)
+                        return;
+                    auto const it = progress_.find(token_key(*t));
+                    if (it == progress_.end())
+                        return;
+                    progress_event ev;
+                    if (auto const* p = params.if_contains("progress"); p && p->is_number())
+                        ev.progress = p->to_number<double>();
+                    if (auto const* p = params.if_contains("total"); p && p->is_number())
+                        ev.total = p->to_number<double>();
+                    if (auto const* p = params.if_contains("message"); p && p->is_string())
+                        ev.message = std::string(p->get_string());
+                    auto cb = it->second;
+                    cb(ev);
+                    return;
+                }
+                if (n.method == "notifications/message") {
+                    if (!options_.on_log)
+                        return;
+                    log_event ev;
+                    if (auto const* p = params.if_contains("level"); p && p->is_string())
+                        ev.level = std::string(p->get_string());
+                    if (auto const* p = params.if_contains("logger"); p && p->is_string())
+                        ev.logger = std::string(p->get_string());
+                    if (auto const* p = params.if_contains("data"))
+                        ev.data = *p;
+                    options_.on_log(ev);
+                    return;
+                }
+                cache_.on_notification(n.method, params);
+                if (n.method == "notifications/tools/list_changed")
+                    tools_known_ = false;
+                // Modern listen notifications carry their subscription id.
+                if (auto const* meta = object_at(params, "_meta")) {
+                    if (auto const* sid = meta->if_contains(protocol::meta_key::subscription_id)) {
+                        auto const id = jsonrpc::request_id::from_json(*sid);
+                        if (id) {
+                            auto const it = listens_.find(*id);
+                            if (it != listens_.end()) {
+                                listen_event ev;
+                                ev.what = n.method == "notifications/subscriptions/acknowledged"
+                                              ? listen_event::kind::acknowledged
+                                              : listen_event::kind::notification;
+                                ev.method = n.method;
+                                ev.params = params;
+                                auto cb = it->second;
+                                cb(ev);
+                            }
+                        }
+                        return;
+                    }
+                }
+                if (n.method == "notifications/cancelled")
+                    return;
+                auto watchers = watchers_;
+                for (auto& kv : watchers)
+                    kv.second(n.method, params);
+                if (options_.on_notification)
+                    options_.on_notification(n.method, params);
+            },
+        },
+        m);
+}
+
+void client::impl::on_request_failed(jsonrpc::request_id const& id, error e) {
+    auto const it = pending_.find(id);
+    if (it == pending_.end() || it->second->outcome)
+        return;
+    auto const status = e.http_status;
+    it->second->outcome = answer{std::move(e), status};
+    it->second->timer.cancel();
+}
+
+void client::impl::on_closed(error e) {
+    closed_ = true;
+    closed_error_ = e;
+    for (auto& kv : pending_) {
+        if (kv.second->outcome)
+            continue;
+        kv.second->outcome = answer{e, 0};
+        kv.second->timer.cancel();
+    }
+    for (auto& w : wakeups_)
+        if (auto t = w.lock())
+            t->cancel();
+}
+
+// ---- connecting ----------------------------------------------------------------------------------------------
+
+bool client::impl::learn_tool(json::object const& tool) {
+    auto const* name = tool.if_contains("name");
+    auto const* schema = object_at(tool, "inputSchema");
+    if (!name || !name->is_string())
+        return false;
+    std::vector<protocol::param_header> bindings;
+    if (schema) {
+        auto collected = protocol::collect_param_headers(*schema);
+        if (!collected)
+            return false;
+        bindings = std::move(*collected);
+    }
+    tool_headers_[std::string(name->get_string())] = std::move(bindings);
+    return true;
+}
+
+void client::impl::become_modern(protocol::version v) {
+    era_ = protocol::era::modern;
+    version_ = v;
+    if (client_caps_.contains("roots") || client_caps_.contains("sampling"))
+        warn("roots and sampling are deprecated in " + std::string(protocol::to_string(v)) +
+             " (SEP-2577); this client still declares them because handlers for them are set");
+}
+
+void client::impl::adopt_discover(json::object const& discover) {
+    handshake_ = discover;
+    if (auto const* caps = object_at(discover, "capabilities"))
+        server_caps_ = *caps;
+    if (auto const* meta = object_at(discover, "_meta"))
+        if (auto const* info = object_at(*meta, protocol::meta_key::server_info))
+            server_info_ = *info;
+    if (server_info_.empty())
+        if (auto const* info = object_at(discover, "serverInfo"))
+            server_info_ = *info; // pre-release servers put it at the top
+    if (auto const* i = discover.if_contains("instructions"); i && i->is_string())
+        instructions_ = std::string(i->get_string());
+}
+
+awaitable<client::impl::answer> client::impl::async_probe(protocol::version v) {
+    era_ = protocol::era::modern;
+    version_ = v;
+    request_options probe;
+    probe.timeout = options_.probe_timeout;
+    std::string method_1("server/discover");
+    json::object params_1;
+    auto a = co_await async_round(std::move(method_1), std::move(params_1), probe);
+    co_return a;
+}
+
+awaitable<result<void>> client::impl::async_initialize(protocol::version offer) {
+    era_ = protocol::era::legacy;
+    version_ = offer;
+    json::object caps = client_caps_;
+    json::object params{{"protocolVersion", protocol::to_string(offer)},
+                        {"capabilities", std::move(caps)},
+                        {"clientInfo", options_.client_info}};
+    request_options init;
+    std::string method_2("initialize");
+    auto a = co_await async_round(std::move(method_2), std::move(params), init);
+    if (!a.value)
+        co_return a.value.error();
+    auto const accepted = accepted_handshake_version(*a.value);
+    if (!accepted)
+        co_return accepted.error();
+    version_ = *accepted; // a counter-offer is adopted
+    handshake_ = *a.value;
+    if (auto const* caps_in = object_at(handshake_, "capabilities"))
+        server_caps_ = *caps_in;
+    if (auto const* info = object_at(handshake_, "serverInfo"))
+        server_info_ = *info;
+    if (auto const* i = handshake_.if_contains("instructions"); i && i->is_string())
+        instructions_ = std::string(i->get_string());
+    // Queued in this order, the initialized POST goes before the GET stream opens; both carry the version.
+    notify("notifications/initialized", json::object{});
+    transport_->begin_legacy_session(version_);
+    co_return result<void>{};
+}
+
+} // namespace duet::client

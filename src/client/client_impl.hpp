@@ -1,0 +1,98 @@
+// File: src/client/client_impl.hpp (private)
+//
+// The state behind duet::client::client: the transport, the era and version the connection speaks, the
+// requests waiting for answers, and the routing of everything the server sends (answers by id, progress by
+// token, listen notifications by subscription id, legacy server-to-client requests to the input handlers,
+// change notifications to the cache and listeners).
+#pragma once
+
+#include "transport.hpp"
+
+#include <duet/client/client.hpp>
+#include <duet/client/result_cache.hpp>
+#include <duet/protocol/param_headers.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+#include <vector>
+
+namespace duet::client {
+
+class client::impl : public detail::transport_sink, public std::enable_shared_from_this<client::impl> {
+public:
+    impl(boost::asio::any_io_executor ex, server_target target, client_options options);
+
+    // ---- transport_sink ----
+    void on_message(jsonrpc::message m, unsigned http_status) override;
+    void on_request_failed(jsonrpc::request_id const& id, error e) override;
+    void on_closed(error e) override;
+
+    /// An answer: the result object, or why there is none. `http_status` of the answer is kept for probing.
+    struct answer {
+        result<boost::json::object> value;
+        unsigned http_status = 0;
+    };
+
+    /// (Re)creates and starts the transport.
+    boost::asio::awaitable<result<void>> async_start_transport();
+    /// One request, one answer: envelope/headers per era, progress, cancellation, timeout.
+    boost::asio::awaitable<answer> async_round(std::string method, boost::json::object params,
+                                               request_options const& options);
+    /// async_round() plus the modern -32022 retry.
+    boost::asio::awaitable<result<boost::json::object>> async_plain(std::string method, boost::json::object params,
+                                                                    request_options const& options);
+    /// async_plain() plus multi round-trip input rounds (tools/call, prompts/get, resources/read).
+    boost::asio::awaitable<result<boost::json::object>> async_with_input(std::string method,
+                                                                         boost::json::object params,
+                                                                         request_options const& options);
+    /// async_plain() through the cache.
+    boost::asio::awaitable<result<boost::json::object>> async_cached(std::string method, boost::json::object params,
+                                                                     request_options const& options);
+    void notify(std::string method, boost::json::object params);
+
+    // ---- connecting ----
+    boost::asio::awaitable<result<void>> async_initialize(protocol::version offer);
+    void become_modern(protocol::version v);
+    boost::asio::awaitable<answer> async_probe(protocol::version v);
+    void adopt_discover(boost::json::object const& discover);
+    void warn(std::string const& text) const;
+
+    /// Records which tools mirror which arguments into Mcp-Param-* headers; false for an invalid tool.
+    bool learn_tool(boost::json::object const& tool);
+
+    struct pending {
+        explicit pending(boost::asio::any_io_executor ex) : timer(ex) {}
+        boost::asio::steady_timer timer;
+        std::optional<answer> outcome;
+        bool cancelled = false;
+    };
+
+    boost::asio::any_io_executor ex_;
+    server_target target_;
+    client_options options_;
+    std::shared_ptr<detail::transport> transport_;
+    protocol::era era_ = protocol::era::legacy;
+    protocol::version version_ = protocol::latest_handshake_version;
+    boost::json::object handshake_;
+    boost::json::object server_info_;
+    boost::json::object server_caps_;
+    std::string instructions_;
+    boost::json::object client_caps_;
+    std::int64_t next_id_ = 1;
+    std::map<jsonrpc::request_id, std::shared_ptr<pending>> pending_;
+    std::map<std::string, std::function<void(progress_event const&)>> progress_;
+    std::map<jsonrpc::request_id, std::function<void(listen_event const&)>> listens_;
+    std::map<int, std::function<void(std::string const&, boost::json::object const&)>> watchers_;
+    int next_watcher_ = 0;
+    std::map<std::string, std::vector<protocol::param_header>> tool_headers_;
+    bool tools_known_ = false;
+    result_cache cache_;
+    bool closed_ = false;
+    std::optional<error> closed_error_;
+    /// Wakes legacy listens when the connection ends.
+    std::vector<std::weak_ptr<boost::asio::steady_timer>> wakeups_;
+};
+
+} // namespace duet::client

@@ -1,0 +1,396 @@
+// The client side of Streamable HTTP (DIGEST §9) on Beast: one connection per POST; a JSON body or an SSE
+// stream answers it. Legacy sessions add Mcp-Session-Id (minted by the server on initialize) and
+// MCP-Protocol-Version, a standalone GET stream for the server's own messages, resumption of a POST stream
+// that ended early (GET with Last-Event-ID after the server's `retry`), and DELETE at the end. Modern
+// requests carry the routing headers the session computed; closing their stream is their cancellation.
+#include "transport.hpp"
+
+#include <duet/client/detail/sse_parser.hpp>
+#include <duet/jsonrpc/codec.hpp>
+#include <duet/protocol/header_codec.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <map>
+
+namespace duet::client::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using asio::awaitable;
+using asio::use_awaitable;
+using tcp = asio::ip::tcp;
+constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
+
+namespace {
+
+constexpr auto connect_timeout = std::chrono::seconds(30);
+constexpr auto default_reconnect = std::chrono::milliseconds(1000);
+constexpr int max_resumptions = 5;
+
+// One HTTP exchange in flight: its socket, so that abandoning the request can close it.
+struct exchange {
+    explicit exchange(asio::any_io_executor ex) : stream(ex) {}
+    beast::tcp_stream stream;
+    beast::flat_buffer buffer;
+    bool abandoned = false;
+};
+
+std::optional<jsonrpc::request_id> id_of(jsonrpc::message const& m) {
+    if (auto const* r = std::get_if<jsonrpc::request>(&m))
+        return r->id;
+    return std::nullopt;
+}
+
+bool answers(jsonrpc::message const& m, jsonrpc::request_id const& id) {
+    if (auto const* r = std::get_if<jsonrpc::response>(&m))
+        return r->id == id;
+    if (auto const* e = std::get_if<jsonrpc::error_response>(&m))
+        return e->id && *e->id == id;
+    return false;
+}
+
+error status_error(unsigned status, std::string_view reason, bool legacy_session) {
+    if (status == 401 || status == 403)
+        return make_error(errc::auth_required,
+                          "the server requires authorization (HTTP " + std::to_string(status) + ")", status);
+    if (status == 404 && legacy_session)
+        return make_error(errc::session_expired, "the server no longer knows this session (HTTP 404)", status);
+    return make_error(errc::http_status, "HTTP " + std::to_string(status) + " " + std::string(reason), status);
+}
+
+class http_transport : public transport, public std::enable_shared_from_this<http_transport> {
+public:
+    http_transport(asio::any_io_executor ex, http_target target, http_url url)
+        : ex_(ex), target_(std::move(target)), url_(std::move(url)) {}
+
+    awaitable<result<void>> async_start(std::weak_ptr<transport_sink> sink) override {
+        sink_ = std::move(sink);
+        co_return result<void>{};
+    }
+
+    void send(jsonrpc::message m, send_facts facts) override {
+        if (closed_)
+            return;
+        asio::co_spawn(ex_, post(shared_from_this(), std::move(m), std::move(facts)), asio::detached);
+    }
+
+    void abandon(jsonrpc::request_id const& id) override {
+        auto const it = open_.find(id);
+        if (it == open_.end())
+            return;
+        if (auto x = it->second.lock()) {
+            x->abandoned = true;
+            boost::system::error_code ignored;
+            x->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+            x->stream.socket().close(ignored);
+        }
+        open_.erase(it);
+    }
+
+    void begin_legacy_session(protocol::version v) override {
+        legacy_version_ = v;
+        asio::co_spawn(ex_, get_stream(shared_from_this(), std::nullopt, std::string{}, std::chrono::milliseconds(0)),
+                       asio::detached);
+    }
+
+    awaitable<void> async_close() override {
+        if (closed_)
+            co_return;
+        closed_ = true;
+        for (auto& kv : open_)
+            if (auto x = kv.second.lock()) {
+                x->abandoned = true;
+                boost::system::error_code ignored;
+                x->stream.socket().close(ignored);
+            }
+        open_.clear();
+        for (auto& w : streams_)
+            if (auto x = w.lock()) {
+                x->abandoned = true;
+                boost::system::error_code ignored;
+                x->stream.socket().close(ignored);
+            }
+        streams_.clear();
+        if (session_id_) {
+            // The session is over: tell the server (it may answer 405, which is fine).
+            auto x = std::make_shared<exchange>(ex_);
+            auto req = make_request(bhttp::verb::delete_, true);
+            bhttp::response_parser<bhttp::string_body> parser;
+            [[maybe_unused]] auto ec = co_await open(x, req, parser);
+        }
+    }
+
+    [[nodiscard]] bool is_http() const noexcept override { return true; }
+
+private:
+    bhttp::request<bhttp::string_body> make_request(bhttp::verb verb, bool legacy_session) const {
+        bhttp::request<bhttp::string_body> req{verb, url_.target, 11};
+        req.set(bhttp::field::host, url_.authority());
+        req.set(bhttp::field::user_agent, "duet-client");
+        for (auto const& h : target_.headers)
+            req.set(h.first, h.second);
+        if (legacy_session) {
+            if (session_id_)
+                req.set("Mcp-Session-Id", *session_id_);
+            if (legacy_version_)
+                req.set("MCP-Protocol-Version", protocol::to_string(*legacy_version_));
+        }
+        return req;
+    }
+
+    // Connects, writes `req` and reads the response head into `parser`.
+    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x, bhttp::request<bhttp::string_body>& req,
+                                              bhttp::response_parser<bhttp::string_body>& parser) {
+        tcp::resolver resolver(ex_);
+        auto const resolved = co_await resolver.async_resolve(url_.host, std::to_string(url_.port), tuple_awaitable);
+        if (std::get<0>(resolved))
+            co_return std::get<0>(resolved);
+        x->stream.expires_after(connect_timeout);
+        auto const connected = co_await x->stream.async_connect(std::get<1>(resolved), tuple_awaitable);
+        if (std::get<0>(connected))
+            co_return std::get<0>(connected);
+        req.prepare_payload();
+        auto const written = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
+        if (std::get<0>(written))
+            co_return std::get<0>(written);
+        parser.body_limit(boost::none);
+        parser.header_limit(64 * 1024);
+        auto const head = co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
+        x->stream.expires_never();
+        co_return std::get<0>(head);
+    }
+
+    void deliver(jsonrpc::message m, unsigned status) {
+        if (auto sink = sink_.lock())
+            sink->on_message(std::move(m), status);
+    }
+    void fail(jsonrpc::request_id const& id, error e) {
+        if (auto sink = sink_.lock())
+            sink->on_request_failed(id, std::move(e));
+    }
+
+    // Parses one body (or SSE data field) and delivers its messages; true when one of them answers `id`.
+    bool deliver_text(std::string_view text, unsigned status, std::optional<jsonrpc::request_id> const& id,
+                      std::optional<jsonrpc::error_object>* id_less_error) {
+        bool answered = false;
+        auto frame = jsonrpc::parse_frame(text);
+        auto one = [&](jsonrpc::parsed& p) {
+            if (!p)
+                return;
+            if (id && answers(*p, *id))
+                answered = true;
+            if (auto const* e = std::get_if<jsonrpc::error_response>(&*p); e && !e->id) {
+                if (id_less_error)
+                    *id_less_error = e->error;
+                return;
+            }
+            deliver(std::move(*p), status);
+        };
+        if (auto* single = std::get_if<jsonrpc::parsed>(&frame.content))
+            one(*single);
+        else
+            for (auto& e : std::get<jsonrpc::batch>(frame.content).elements)
+                one(e);
+        return answered;
+    }
+
+    struct sse_outcome {
+        bool answered = false;
+        std::string last_event_id;
+        std::optional<std::chrono::milliseconds> retry;
+    };
+
+    // Reads an SSE body to its end, delivering every message.
+    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x, bhttp::response_parser<bhttp::string_body>& parser,
+                                    unsigned status, std::optional<jsonrpc::request_id> id) {
+        sse_parser sse;
+        sse_outcome out;
+        auto take = [&] {
+            auto& body = parser.get().body();
+            for (auto const& e : sse.feed(body))
+                if (e.has_data && !e.data.empty() && deliver_text(e.data, status, id, nullptr))
+                    out.answered = true;
+            body.clear();
+        };
+        take();
+        while (!parser.is_done() && !x->abandoned && !closed_) {
+            auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
+            take();
+            if (std::get<0>(got))
+                break;
+            if (id && out.answered)
+                break; // the response SHOULD end the stream; never wait for the server to close it
+        }
+        out.last_event_id = sse.last_event_id();
+        out.retry = sse.retry();
+        co_return out;
+    }
+
+    void forget(std::shared_ptr<exchange> const& x, std::optional<jsonrpc::request_id> const& id) {
+        if (id) {
+            auto const it = open_.find(*id);
+            if (it != open_.end() && it->second.lock() == x)
+                open_.erase(it);
+        }
+    }
+
+    static awaitable<void> post(std::shared_ptr<http_transport> self, jsonrpc::message m, send_facts facts) {
+        auto const id = id_of(m);
+        bool const is_initialize = std::holds_alternative<jsonrpc::request>(m) &&
+                                   std::get<jsonrpc::request>(m).method == "initialize";
+        auto x = std::make_shared<exchange>(self->ex_);
+        if (id)
+            self->open_[*id] = x;
+        auto req = self->make_request(bhttp::verb::post, facts.legacy_session);
+        req.set(bhttp::field::content_type, "application/json");
+        req.set(bhttp::field::accept, "application/json, text/event-stream");
+        for (auto const& h : facts.headers)
+            req.set(h.name, h.value);
+        req.body() = jsonrpc::serialize(m);
+        bhttp::response_parser<bhttp::string_body> parser;
+        auto const ec = co_await self->open(x, req, parser);
+        if (x->abandoned || self->closed_) {
+            self->forget(x, id);
+            co_return;
+        }
+        if (ec) {
+            if (id)
+                self->fail(*id, make_error(errc::connect_failed,
+                                           "cannot reach " + self->target_.url + ": " + ec.message()));
+            self->forget(x, id);
+            co_return;
+        }
+        auto const& head = parser.get();
+        unsigned const status = head.result_int();
+        if (is_initialize)
+            if (auto const sid = head.find("Mcp-Session-Id"); sid != head.end())
+                self->session_id_ = std::string(sid->value());
+        bool const sse = std::string_view(head[bhttp::field::content_type]).starts_with("text/event-stream");
+        if (sse && status == 200) {
+            auto outcome = co_await self->read_sse(x, parser, status, id);
+            self->forget(x, id);
+            if (!id || outcome.answered || x->abandoned || self->closed_)
+                co_return;
+            if (facts.legacy_session && !outcome.last_event_id.empty()) {
+                // A legacy stream that ended early is resumed on a GET with Last-Event-ID (SEP-1699).
+                auto const delay = outcome.retry.value_or(default_reconnect);
+                asio::co_spawn(self->ex_, get_stream(self, id, outcome.last_event_id, delay), asio::detached);
+                co_return;
+            }
+            self->fail(*id, make_error(errc::closed, "the response stream ended without an answer", status));
+            co_return;
+        }
+        // A whole body: read it.
+        while (!parser.is_done() && !x->abandoned && !self->closed_) {
+            auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
+            if (std::get<0>(got))
+                break;
+        }
+        self->forget(x, id);
+        if (x->abandoned || self->closed_)
+            co_return;
+        std::optional<jsonrpc::error_object> id_less;
+        bool answered = false;
+        auto const& body = parser.get().body();
+        if (!body.empty() && std::string_view(head[bhttp::field::content_type]).starts_with("application/json"))
+            answered = self->deliver_text(body, status, id, &id_less);
+        if (!id || answered)
+            co_return;
+        if (status == 202 || status == 200) {
+            self->fail(*id, make_error(errc::protocol_violation, "the server answered the request with no message",
+                                       status));
+            co_return;
+        }
+        auto e = status_error(status, head.reason(), facts.legacy_session);
+        if (id_less && e.code == errc::http_status) {
+            e = rpc_failure(*id_less, status);
+        }
+        self->fail(*id, std::move(e));
+    }
+
+    // A legacy GET stream: the standalone one (`awaited` empty; reconnects while the session lives) or the
+    // resumption of a POST stream (`awaited` set; ends once that answer arrived).
+    static awaitable<void> get_stream(std::shared_ptr<http_transport> self,
+                                      std::optional<jsonrpc::request_id> awaited, std::string last_event_id,
+                                      std::chrono::milliseconds delay) {
+        asio::steady_timer timer(self->ex_);
+        for (int attempt = 0; !self->closed_; ++attempt) {
+            if (delay.count() > 0) {
+                timer.expires_after(delay);
+                co_await timer.async_wait(tuple_awaitable);
+                if (self->closed_)
+                    co_return;
+            }
+            if (awaited && attempt >= max_resumptions) {
+                self->fail(*awaited, make_error(errc::closed, "the response stream could not be resumed"));
+                co_return;
+            }
+            auto x = std::make_shared<exchange>(self->ex_);
+            std::erase_if(self->streams_, [](auto const& w) { return w.expired(); });
+            self->streams_.push_back(x);
+            if (awaited)
+                self->open_[*awaited] = x;
+            auto req = self->make_request(bhttp::verb::get, true);
+            req.set(bhttp::field::accept, "text/event-stream");
+            if (!last_event_id.empty())
+                req.set("Last-Event-ID", last_event_id);
+            bhttp::response_parser<bhttp::string_body> parser;
+            auto const ec = co_await self->open(x, req, parser);
+            if (x->abandoned || self->closed_) {
+                self->forget(x, awaited);
+                co_return;
+            }
+            unsigned const status = ec ? 0 : parser.get().result_int();
+            bool const sse = !ec && std::string_view(parser.get()[bhttp::field::content_type])
+                                        .starts_with("text/event-stream");
+            if (ec || status != 200 || !sse) {
+                // No stream offered (405) or none for us: the standalone stream is optional; a resumption
+                // that cannot happen loses its request.
+                self->forget(x, awaited);
+                if (awaited)
+                    self->fail(*awaited, ec ? make_error(errc::connect_failed, ec.message())
+                                            : status_error(status, parser.get().reason(), true));
+                co_return;
+            }
+            auto outcome = co_await self->read_sse(x, parser, 0, awaited);
+            self->forget(x, awaited);
+            if (awaited && outcome.answered)
+                co_return;
+            if (x->abandoned)
+                co_return;
+            if (!outcome.last_event_id.empty())
+                last_event_id = outcome.last_event_id;
+            delay = outcome.retry.value_or(default_reconnect);
+        }
+    }
+
+    asio::any_io_executor ex_;
+    http_target target_;
+    http_url url_;
+    std::weak_ptr<transport_sink> sink_;
+    std::optional<std::string> session_id_;
+    std::optional<protocol::version> legacy_version_;
+    std::map<jsonrpc::request_id, std::weak_ptr<exchange>> open_;
+    std::vector<std::weak_ptr<exchange>> streams_;
+    bool closed_ = false;
+};
+
+} // namespace
+
+std::shared_ptr<transport> make_http_transport(asio::any_io_executor ex, http_target target) {
+    auto url = parse_http_url(target.url);
+    if (!url)
+        return nullptr;
+    return std::make_shared<http_transport>(ex, std::move(target), std::move(*url));
+}
+
+} // namespace duet::client::detail

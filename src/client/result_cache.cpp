@@ -1,0 +1,99 @@
+#include <duet/client/result_cache.hpp>
+
+#include <boost/json/serialize.hpp>
+
+namespace duet::client {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string_view list_of(std::string_view notification) noexcept {
+    if (notification == "notifications/tools/list_changed")
+        return "tools/list";
+    if (notification == "notifications/prompts/list_changed")
+        return "prompts/list";
+    if (notification == "notifications/resources/list_changed")
+        return "resources/list";
+    return {};
+}
+
+} // namespace
+
+bool result_cache::cacheable(std::string_view method) noexcept {
+    return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
+           method == "resources/list" || method == "resources/templates/list" || method == "resources/read";
+}
+
+std::string result_cache::key(std::string_view method, json::object const& params) {
+    // The params that affect the result: everything but `_meta` (envelope, progress token).
+    json::object p = params;
+    p.erase("_meta");
+    return std::string(method) + " " + json::serialize(p);
+}
+
+std::optional<json::object> result_cache::fresh(std::string_view method, json::object const& params,
+                                                clock::time_point now) const {
+    auto const it = entries_.find(key(method, params));
+    if (it == entries_.end() || now >= it->second.expires)
+        return std::nullopt;
+    return it->second.result;
+}
+
+std::optional<json::object> result_cache::any(std::string_view method, json::object const& params) const {
+    auto const it = entries_.find(key(method, params));
+    if (it == entries_.end())
+        return std::nullopt;
+    return it->second.result;
+}
+
+void result_cache::store(std::string_view method, json::object const& params, json::object const& result,
+                         clock::time_point now) {
+    if (!cacheable(method))
+        return;
+    if (auto const* t = result.if_contains("resultType"); t && (!t->is_string() || t->get_string() != "complete"))
+        return;
+    if (params.contains("inputResponses") || params.contains("requestState"))
+        return; // results of multi round-trip retries are never cached
+    std::int64_t ttl = 0;
+    if (auto const* v = result.if_contains("ttlMs"); v && (v->is_int64() || v->is_uint64() || v->is_double())) {
+        auto const d = v->to_number<double>();
+        ttl = d > 0 ? static_cast<std::int64_t>(std::min(d, 1e15)) : 0;
+    }
+    entry e;
+    e.method = std::string(method);
+    if (auto const* u = params.if_contains("uri"); u && u->is_string())
+        e.uri = std::string(u->get_string());
+    e.result = result;
+    e.expires = now + std::chrono::milliseconds(ttl);
+    if (auto const* s = result.if_contains("cacheScope"); s && s->is_string() && s->get_string() == "public")
+        e.scope = protocol::cache_scope::public_cache;
+    entries_[key(method, params)] = std::move(e);
+}
+
+void result_cache::drop_method(std::string_view method) {
+    std::erase_if(entries_, [&](auto const& kv) { return kv.second.method == method; });
+}
+
+void result_cache::on_notification(std::string_view method, json::object const& params) {
+    if (auto const list = list_of(method); !list.empty()) {
+        drop_method(list);
+        if (list == "resources/list")
+            drop_method("resources/templates/list");
+        return;
+    }
+    if (method == "notifications/resources/updated") {
+        auto const* u = params.if_contains("uri");
+        if (!u || !u->is_string())
+            return;
+        std::string_view const uri = u->get_string();
+        // The notification may name the watched URI or a resource under it.
+        std::erase_if(entries_, [&](auto const& kv) {
+            auto const& e = kv.second;
+            return e.method == "resources/read" && (e.uri == uri || std::string_view(e.uri).starts_with(uri) ||
+                                                    uri.starts_with(std::string_view(e.uri)));
+        });
+    }
+}
+
+} // namespace duet::client

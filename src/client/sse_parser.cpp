@@ -1,0 +1,64 @@
+#include <duet/client/detail/sse_parser.hpp>
+
+#include <charconv>
+
+namespace duet::client::detail {
+
+std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
+    for (char c : bytes) {
+        if (skip_lf_) {
+            skip_lf_ = false;
+            if (c == '\n')
+                continue;
+        }
+        if (c == '\n' || c == '\r') {
+            skip_lf_ = c == '\r';
+            line(buffer_);
+            buffer_.clear();
+        } else {
+            buffer_ += c;
+        }
+    }
+    return std::exchange(out_, {});
+}
+
+void sse_parser::line(std::string_view l) {
+    if (l.empty()) { // dispatch
+        if (any_field_) {
+            current_.id = last_id_;
+            out_.push_back(std::move(current_));
+        }
+        current_ = {};
+        any_field_ = false;
+        return;
+    }
+    if (l.front() == ':')
+        return; // comment (keep-alive)
+    auto const colon = l.find(':');
+    auto const field = l.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? std::string_view{} : l.substr(colon + 1);
+    if (value.starts_with(' '))
+        value.remove_prefix(1);
+    if (field == "data") {
+        if (current_.has_data)
+            current_.data += '\n';
+        current_.data += value;
+        current_.has_data = true;
+        any_field_ = true;
+    } else if (field == "id") {
+        if (value.find('\0') == std::string_view::npos)
+            last_id_ = std::string(value);
+        any_field_ = true;
+    } else if (field == "event") {
+        current_.event = std::string(value);
+        any_field_ = true;
+    } else if (field == "retry") {
+        long long ms = 0;
+        auto const r = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (r.ec == std::errc{} && r.ptr == value.data() + value.size() && !value.empty() && ms >= 0)
+            retry_ = std::chrono::milliseconds(ms);
+        any_field_ = true;
+    }
+}
+
+} // namespace duet::client::detail
