@@ -5,17 +5,18 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <unistd.h>
 
 namespace duet::apps {
 
@@ -33,7 +34,7 @@ bool is_url(std::string const& s) {
 
 // Elicitation at a terminal: one question per field of the requested schema; elsewhere a decline.
 boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(json::object const& params,
-                                                                                  bool allowed) {
+                                                                                bool allowed) {
     auto const* message = params.if_contains("message");
     if (!allowed || !::isatty(0)) {
         std::fprintf(stderr, "duet: the server asks: %s (declined: %s)\n",
@@ -41,7 +42,8 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
                      allowed ? "stdin is not a terminal" : "--no-input");
         return json::object{{"action", "decline"}};
     }
-    if (auto const* mode = params.if_contains("mode"); mode && mode->is_string() && mode->get_string() == "url") {
+    if (auto const* mode = params.if_contains("mode");
+        mode && mode->is_string() && mode->get_string() == "url") {
         auto const* url = params.if_contains("url");
         std::fprintf(stderr, "duet: the server asks you to visit %s\n  %s\nOpened and done? [y/N] ",
                      url && url->is_string() ? url->get_string().c_str() : "(no url)",
@@ -54,7 +56,8 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
                  message && message->is_string() ? message->get_string().c_str() : "(no message)");
     json::object content;
     auto const* schema = params.if_contains("requestedSchema");
-    auto const* props = schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
+    auto const* props =
+        schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
     if (props && props->is_object()) {
         for (auto const& kv : props->get_object()) {
             auto const* p = kv.value().if_object();
@@ -87,15 +90,22 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
 awaitable<int> run_one(command_kind kind, std::shared_ptr<client::client> c, std::vector<std::string> args,
                        client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
     switch (kind) {
-    case command_kind::discover: co_return co_await run_discover(c, std::move(args), o, cancel);
-    case command_kind::tools: co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::tools);
-    case command_kind::prompts: co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::prompts);
+    case command_kind::discover:
+        co_return co_await run_discover(c, std::move(args), o, cancel);
+    case command_kind::tools:
+        co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::tools);
+    case command_kind::prompts:
+        co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::prompts);
     case command_kind::resources:
         co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::resources);
-    case command_kind::call: co_return co_await run_call(c, std::move(args), o, cancel);
-    case command_kind::read: co_return co_await run_read(c, std::move(args), o, cancel);
-    case command_kind::prompt: co_return co_await run_prompt(c, std::move(args), o, cancel);
-    case command_kind::listen: co_return co_await run_listen(c, std::move(args), o, cancel);
+    case command_kind::call:
+        co_return co_await run_call(c, std::move(args), o, cancel);
+    case command_kind::read:
+        co_return co_await run_read(c, std::move(args), o, cancel);
+    case command_kind::prompt:
+        co_return co_await run_prompt(c, std::move(args), o, cancel);
+    case command_kind::listen:
+        co_return co_await run_listen(c, std::move(args), o, cancel);
     }
     co_return exit_code::usage;
 }
@@ -106,8 +116,9 @@ struct run_state {
     std::shared_ptr<client::cancellation> cancel = std::make_shared<client::cancellation>();
 };
 
-awaitable<void> connect_and_run(command_kind kind, client::server_target target, client::client_options options,
-                                std::vector<std::string> args, client_cli_options o, std::shared_ptr<run_state> state) {
+awaitable<void> connect_and_run(command_kind kind, client::server_target target,
+                                client::client_options options, std::vector<std::string> args,
+                                client_cli_options o, std::shared_ptr<run_state> state) {
     auto connected = co_await client::client::async_connect(std::move(target), std::move(options));
     if (!connected) {
         state->exit = state->cancel->cancelled() ? exit_code::interrupted : report(connected.error());
@@ -145,7 +156,9 @@ int run_command(command_kind kind, client_cli_options o) {
     }
     options.request_timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1000));
     bool const allow_input = !o.no_input;
-    options.inputs.elicitation = [allow_input](json::object const& p) { return elicit_interactively(p, allow_input); };
+    options.inputs.elicitation = [allow_input](json::object const& p) {
+        return elicit_interactively(p, allow_input);
+    };
     options.on_log = [](client::log_event const& e) {
         auto const text = e.data.is_string() ? std::string(e.data.get_string()) : json::serialize(e.data);
         std::fprintf(stderr, "[%s]%s%s %s\n", e.level.c_str(), e.logger.empty() ? "" : " ", e.logger.c_str(),
@@ -175,8 +188,9 @@ int run_command(command_kind kind, client_cli_options o) {
         target = std::move(t);
         args.erase(url);
     } else {
-        std::fprintf(stderr, "duet: which server? Give its URL (http://HOST:PORT/PATH) or its command after --, "
-                             "e.g. `duet tools -- duet serve --stdio`\n");
+        std::fprintf(stderr,
+                     "duet: which server? Give its URL (http://HOST:PORT/PATH) or its command after --, "
+                     "e.g. `duet tools -- duet serve --stdio`\n");
         return exit_code::usage;
     }
 
@@ -184,19 +198,21 @@ int run_command(command_kind kind, client_cli_options o) {
     auto state = std::make_shared<run_state>();
     auto signals = std::make_shared<asio::signal_set>(io, SIGINT, SIGTERM);
     asio::co_spawn(io, on_signal(signals, state), asio::detached);
-    asio::co_spawn(io, connect_and_run(kind, std::move(target), std::move(options), std::move(args), std::move(o), state),
-                   [&io, signals](std::exception_ptr e) {
-                       boost::system::error_code ignored;
-                       signals->cancel(ignored);
-                       if (e) {
-                           try {
-                               std::rethrow_exception(e);
-                           } catch (std::exception const& x) {
-                               std::fprintf(stderr, "duet: internal error: %s\n", x.what());
-                           }
-                       }
-                       io.stop();
-                   });
+    asio::co_spawn(
+        io,
+        connect_and_run(kind, std::move(target), std::move(options), std::move(args), std::move(o), state),
+        [&io, signals](std::exception_ptr e) {
+            boost::system::error_code ignored;
+            signals->cancel(ignored);
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (std::exception const& x) {
+                    std::fprintf(stderr, "duet: internal error: %s\n", x.what());
+                }
+            }
+            io.stop();
+        });
     io.run();
     if (!state->done)
         return exit_code::unreachable;
@@ -209,29 +225,48 @@ int report(client::error const& e) {
     using client::errc;
     std::string hint;
     switch (e.code) {
-    case errc::usage: break;
-    case errc::spawn_failed: hint = " (is the command on PATH?)"; break;
-    case errc::connect_failed: hint = " (is the server running at that address?)"; break;
-    case errc::auth_required: hint = " (pass credentials with --header \"Authorization: Bearer TOKEN\")"; break;
-    case errc::timeout: hint = " (raise --timeout if the server is just slow)"; break;
-    case errc::version_rejected: hint = " (try --era legacy, modern or auto)"; break;
-    default: break;
+    case errc::usage:
+        break;
+    case errc::spawn_failed:
+        hint = " (is the command on PATH?)";
+        break;
+    case errc::connect_failed:
+        hint = " (is the server running at that address?)";
+        break;
+    case errc::auth_required:
+        hint = " (pass credentials with --header \"Authorization: Bearer TOKEN\")";
+        break;
+    case errc::timeout:
+        hint = " (raise --timeout if the server is just slow)";
+        break;
+    case errc::version_rejected:
+        hint = " (try --era legacy, modern or auto)";
+        break;
+    default:
+        break;
     }
     if (e.code == errc::rpc_error && e.rpc) {
-        std::fprintf(stderr, "duet: the server answered with error %d: %s\n", e.rpc->code, e.rpc->message.c_str());
+        std::fprintf(stderr, "duet: the server answered with error %d: %s\n", e.rpc->code,
+                     e.rpc->message.c_str());
         if (!e.rpc->data.is_null())
             std::fprintf(stderr, "      data: %s\n", json::serialize(e.rpc->data).c_str());
     } else {
         std::fprintf(stderr, "duet: %s%s\n", e.message.c_str(), hint.c_str());
     }
     switch (e.code) {
-    case errc::usage: return exit_code::usage;
-    case errc::rpc_error: return exit_code::server_error;
+    case errc::usage:
+        return exit_code::usage;
+    case errc::rpc_error:
+        return exit_code::server_error;
     case errc::protocol_violation:
-    case errc::version_rejected: return exit_code::protocol_error;
-    case errc::auth_required: return exit_code::auth;
-    case errc::cancelled: return exit_code::interrupted;
-    default: return exit_code::unreachable;
+    case errc::version_rejected:
+        return exit_code::protocol_error;
+    case errc::auth_required:
+        return exit_code::auth;
+    case errc::cancelled:
+        return exit_code::interrupted;
+    default:
+        return exit_code::unreachable;
     }
 }
 
@@ -242,9 +277,10 @@ std::string parse_key_values(std::vector<std::string> const& words, json::object
             return "arguments are key=value (got \"" + w + "\")";
         auto const key = w.substr(0, eq);
         auto const text = w.substr(eq + 1);
-        bool const json_like = !text.empty() && (text.front() == '{' || text.front() == '[' || text.front() == '"' ||
-                                                 text == "true" || text == "false" || text == "null" ||
-                                                 text.front() == '-' || (text.front() >= '0' && text.front() <= '9'));
+        bool const json_like =
+            !text.empty() && (text.front() == '{' || text.front() == '[' || text.front() == '"' ||
+                              text == "true" || text == "false" || text == "null" || text.front() == '-' ||
+                              (text.front() >= '0' && text.front() <= '9'));
         if (json_like) {
             boost::system::error_code ec;
             auto v = json::parse(text, ec);
@@ -273,8 +309,9 @@ std::string render_content(json::array const& content) {
         } else if (t == "image" || t == "audio") {
             auto const* mime = b->if_contains("mimeType");
             auto const* data = b->if_contains("data");
-            out += "[" + std::string(t) + " " + (mime && mime->is_string() ? std::string(mime->get_string()) : "?") +
-                   ", " + std::to_string(data && data->is_string() ? data->get_string().size() * 3 / 4 : 0) +
+            out += "[" + std::string(t) + " " +
+                   (mime && mime->is_string() ? std::string(mime->get_string()) : "?") + ", " +
+                   std::to_string(data && data->is_string() ? data->get_string().size() * 3 / 4 : 0) +
                    " bytes]";
         } else if (t == "resource_link") {
             auto const* uri = b->if_contains("uri");
@@ -302,18 +339,22 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
     auto chosen = std::make_shared<std::optional<command_kind>>();
 
     auto common = [o](CLI::App* sub) {
-        sub->add_option("--era", o->era, "legacy | modern | auto (default auto: probe server/discover, fall back "
-                                         "to initialize)");
-        sub->add_option("--protocol-version", o->protocol_version, "Pin a protocol version (see `duet versions`)");
+        sub->add_option("--era", o->era,
+                        "legacy | modern | auto (default auto: probe server/discover, fall back "
+                        "to initialize)");
+        sub->add_option("--protocol-version", o->protocol_version,
+                        "Pin a protocol version (see `duet versions`)");
         sub->add_flag("--json", o->json, "Print JSON instead of text");
         sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
         sub->add_flag("--no-input", o->no_input, "Decline every question the server asks (elicitation)");
         sub->add_option("--timeout", o->timeout_seconds, "Seconds to wait for each answer (default 60)");
         sub->add_option("-H,--header", o->headers, "An HTTP header for every request, \"Name: value\"");
-        sub->add_option("args", o->words, "[URL] then the command's arguments; or the server command after --");
-        sub->footer("Server: a URL (http://HOST:PORT/PATH) as the first argument, or a command after `--`.\n"
-                    "Exit codes: 0 ok, 1 tool error, 2 usage, 3 server unreachable/gone/timeout, 4 JSON-RPC error, "
-                    "5 protocol violation, 6 authorization, 130 interrupted.");
+        sub->add_option("args", o->words,
+                        "[URL] then the command's arguments; or the server command after --");
+        sub->footer(
+            "Server: a URL (http://HOST:PORT/PATH) as the first argument, or a command after `--`.\n"
+            "Exit codes: 0 ok, 1 tool error, 2 usage, 3 server unreachable/gone/timeout, 4 JSON-RPC error, "
+            "5 protocol violation, 6 authorization, 130 interrupted.");
     };
     struct row {
         char const* name;
@@ -321,15 +362,17 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
         command_kind kind;
     };
     static constexpr row rows[] = {
-        {"discover", "Connect and show the era, version, server info and capabilities", command_kind::discover},
+        {"discover", "Connect and show the era, version, server info and capabilities",
+         command_kind::discover},
         {"tools", "List the server's tools", command_kind::tools},
         {"prompts", "List the server's prompts", command_kind::prompts},
         {"resources", "List the server's resources", command_kind::resources},
         {"call", "Call a tool: duet call [URL] TOOL key=value...", command_kind::call},
         {"read", "Read a resource: duet read [URL] URI", command_kind::read},
         {"prompt", "Get a prompt: duet prompt [URL] NAME key=value...", command_kind::prompt},
-        {"listen", "Print change notifications until interrupted: duet listen [URL] [tools] [prompts] "
-                   "[resources] [URI...]",
+        {"listen",
+         "Print change notifications until interrupted: duet listen [URL] [tools] [prompts] "
+         "[resources] [URI...]",
          command_kind::listen},
     };
     for (auto const& r : rows) {

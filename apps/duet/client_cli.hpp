@@ -1,7 +1,7 @@
 // File: apps/duet/client_cli.hpp
 //
-// The client side of the `duet` command: `duet discover | tools | prompts | resources | call | read | prompt |
-// listen`, each against a URL or a command given after `--`:
+// The client side of the `duet` command: `duet discover | tools | prompts | resources | call | read | prompt
+// | listen`, each against a URL or a command given after `--`:
 //
 //     duet tools http://127.0.0.1:8750/mcp
 //     duet call echo text=hi -- duet serve --stdio
@@ -12,10 +12,9 @@
 
 #include <duet/client/client.hpp>
 
-#include <CLI/CLI.hpp>
-
 #include <boost/asio/awaitable.hpp>
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,10 +25,10 @@ namespace duet::apps {
 /// What scripts can rely on.
 namespace exit_code {
 inline constexpr int ok = 0;
-inline constexpr int tool_error = 1;     ///< the tool ran and reported failure (isError)
-inline constexpr int usage = 2;          ///< bad command line, or an impossible request (e.g. modern on legacy)
-inline constexpr int unreachable = 3;    ///< could not start/reach the server, or it went away, or timed out
-inline constexpr int server_error = 4;   ///< the server answered with a JSON-RPC error
+inline constexpr int tool_error = 1;   ///< the tool ran and reported failure (isError)
+inline constexpr int usage = 2;        ///< bad command line, or an impossible request (e.g. modern on legacy)
+inline constexpr int unreachable = 3;  ///< could not start/reach the server, or it went away, or timed out
+inline constexpr int server_error = 4; ///< the server answered with a JSON-RPC error
 inline constexpr int protocol_error = 5; ///< the server broke the protocol or settled on an unusable version
 inline constexpr int auth = 6;           ///< HTTP 401/403
 inline constexpr int interrupted = 130;  ///< SIGINT / SIGTERM
@@ -63,17 +62,22 @@ std::string parse_key_values(std::vector<std::string> const& words, boost::json:
 
 // The commands (one file each).
 boost::asio::awaitable<int> run_discover(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                         client_cli_options const& o, std::shared_ptr<client::cancellation> cancel);
+                                         client_cli_options const& o,
+                                         std::shared_ptr<client::cancellation> cancel);
 boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel,
-                                     client::list_kind kind);
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel, client::list_kind kind);
 boost::asio::awaitable<int> run_call(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel);
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel);
 boost::asio::awaitable<int> run_read(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel);
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel);
 boost::asio::awaitable<int> run_prompt(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel);
+                                       client_cli_options const& o,
+                                       std::shared_ptr<client::cancellation> cancel);
 boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel);
+                                       client_cli_options const& o,
+                                       std::shared_ptr<client::cancellation> cancel);
 
 } // namespace duet::apps

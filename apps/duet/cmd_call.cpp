@@ -19,16 +19,19 @@ std::function<void(client::progress_event const&)> progress_printer(client_cli_o
             std::fprintf(stderr, "progress %g/%g%s%s\n", p.progress, *p.total, p.message.empty() ? "" : " ",
                          p.message.c_str());
         else
-            std::fprintf(stderr, "progress %g%s%s\n", p.progress, p.message.empty() ? "" : " ", p.message.c_str());
+            std::fprintf(stderr, "progress %g%s%s\n", p.progress, p.message.empty() ? "" : " ",
+                         p.message.c_str());
     };
 }
 
 } // namespace
 
 boost::asio::awaitable<int> run_call(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel) {
     if (args.empty()) {
-        std::fprintf(stderr, "duet call: which tool? usage: duet call [URL] TOOL key=value... [-- COMMAND]\n");
+        std::fprintf(stderr,
+                     "duet call: which tool? usage: duet call [URL] TOOL key=value... [-- COMMAND]\n");
         co_return exit_code::usage;
     }
     auto const tool = args.front();

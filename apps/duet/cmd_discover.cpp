@@ -10,7 +10,8 @@ namespace duet::apps {
 namespace json = boost::json;
 
 boost::asio::awaitable<int> run_discover(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                         client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                                         client_cli_options const& o,
+                                         std::shared_ptr<client::cancellation> cancel) {
     if (!args.empty()) {
         std::fprintf(stderr, "duet discover: unexpected argument \"%s\"\n", args.front().c_str());
         co_return exit_code::usage;

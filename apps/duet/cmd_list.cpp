@@ -11,8 +11,8 @@ namespace duet::apps {
 namespace json = boost::json;
 
 boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel,
-                                     client::list_kind kind) {
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel, client::list_kind kind) {
     if (!args.empty()) {
         std::fprintf(stderr, "duet: unexpected argument \"%s\"\n", args.front().c_str());
         co_return exit_code::usage;
@@ -38,7 +38,7 @@ boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vec
         };
         auto id = kind == client::list_kind::resources            ? str("uri")
                   : kind == client::list_kind::resource_templates ? str("uriTemplate")
-                                                                   : str("name");
+                                                                  : str("name");
         auto text = str("description");
         if (text.empty())
             text = str("title");
@@ -48,7 +48,8 @@ boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vec
                 for (auto const& arg : a->get_array())
                     if (auto const* ao = arg.if_object(); ao && ao->contains("name"))
                         std::printf("    %s%s\n", json::value_to<std::string>(ao->at("name")).c_str(),
-                                    ao->contains("required") && ao->at("required") == true ? " (required)" : "");
+                                    ao->contains("required") && ao->at("required") == true ? " (required)"
+                                                                                           : "");
     }
     co_return exit_code::ok;
 }

@@ -10,7 +10,8 @@ namespace duet::apps {
 namespace json = boost::json;
 
 boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                                       client_cli_options const& o,
+                                       std::shared_ptr<client::cancellation> cancel) {
     client::listen_filter filter;
     for (auto const& a : args) {
         if (a == "tools")
@@ -22,7 +23,8 @@ boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::v
         else if (a.find(':') != std::string::npos)
             filter.resource_subscriptions.push_back(a);
         else {
-            std::fprintf(stderr, "duet listen: \"%s\" is neither tools, prompts, resources nor a URI\n", a.c_str());
+            std::fprintf(stderr, "duet listen: \"%s\" is neither tools, prompts, resources nor a URI\n",
+                         a.c_str());
             co_return exit_code::usage;
         }
     }
@@ -30,7 +32,8 @@ boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::v
         filter.tools_list_changed = filter.prompts_list_changed = filter.resources_list_changed = true;
     bool const as_json = o.json;
     bool const quiet = o.quiet;
-    std::function<void(client::listen_event const&)> on_event = [as_json, quiet](client::listen_event const& e) {
+    std::function<void(client::listen_event const&)> on_event = [as_json,
+                                                                 quiet](client::listen_event const& e) {
         using kind = client::listen_event::kind;
         if (e.what == kind::dropped) {
             if (!quiet)
@@ -41,7 +44,7 @@ boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::v
             if (!quiet)
                 std::fprintf(stderr, "duet listen: the server will send %s\n",
                              json::serialize(e.params.contains("notifications") ? e.params.at("notifications")
-                                                                                 : json::value(json::object{}))
+                                                                                : json::value(json::object{}))
                                  .c_str());
             return;
         }
@@ -56,7 +59,8 @@ boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::v
         std::fflush(stdout);
     };
     if (!quiet)
-        std::fprintf(stderr, "duet listen: %s (%s); Ctrl-C ends it\n", std::string(to_string(c->era())).c_str(),
+        std::fprintf(stderr, "duet listen: %s (%s); Ctrl-C ends it\n",
+                     std::string(to_string(c->era())).c_str(),
                      std::string(protocol::to_string(c->version())).c_str());
     client::request_options options;
     options.cancel = cancel;

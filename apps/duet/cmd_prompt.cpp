@@ -10,9 +10,11 @@ namespace duet::apps {
 namespace json = boost::json;
 
 boost::asio::awaitable<int> run_prompt(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                                       client_cli_options const& o,
+                                       std::shared_ptr<client::cancellation> cancel) {
     if (args.empty()) {
-        std::fprintf(stderr, "duet prompt: which prompt? usage: duet prompt [URL] NAME key=value... [-- COMMAND]\n");
+        std::fprintf(stderr,
+                     "duet prompt: which prompt? usage: duet prompt [URL] NAME key=value... [-- COMMAND]\n");
         co_return exit_code::usage;
     }
     std::string name = args.front();

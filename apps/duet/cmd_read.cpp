@@ -10,7 +10,8 @@ namespace duet::apps {
 namespace json = boost::json;
 
 boost::asio::awaitable<int> run_read(std::shared_ptr<client::client> c, std::vector<std::string> args,
-                                     client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel) {
     if (args.size() != 1) {
         std::fprintf(stderr, "duet read: usage: duet read [URL] URI [-- COMMAND]\n");
         co_return exit_code::usage;

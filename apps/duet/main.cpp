@@ -4,8 +4,10 @@
 //                                                        the first stdout line is its URL
 //   duet serve --stdio [...]                             the demo server on stdin/stdout
 //   duet versions                                        the protocol versions this build speaks
-//   duet discover | tools | prompts | resources | call | read | prompt | listen  [URL] ... [-- COMMAND ARGS...]
-//                                                        the client commands (client_cli.hpp; exit codes there)
+//   duet discover | tools | prompts | resources | call | read | prompt | listen  [URL] ... [-- COMMAND
+//   ARGS...]
+//                                                        the client commands (client_cli.hpp; exit codes
+//                                                        there)
 #include <duet/protocol/version.hpp>
 #include <duet/transport/http_server.hpp>
 #include <duet/transport/stdio.hpp>

@@ -1,8 +1,8 @@
 // duet::client::client: connect modes (ERA-POLICY "Client side") and the calls built on the session core.
-#include "client_impl.hpp"
-
 #include <duet/client/negotiation.hpp>
 #include <duet/protocol/errors.hpp>
+
+#include "client_impl.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -27,33 +27,45 @@ probe_says judge(client::impl::answer const& a) {
         return probe_says::modern;
     auto const& e = a.value.error();
     switch (e.code) {
-    case errc::rpc_error: return is_modern_error(*e.rpc, a.http_status) ? probe_says::modern : probe_says::legacy;
-    case errc::closed: return probe_says::restart_then_legacy;
+    case errc::rpc_error:
+        return is_modern_error(*e.rpc, a.http_status) ? probe_says::modern : probe_says::legacy;
+    case errc::closed:
+        return probe_says::restart_then_legacy;
     case errc::auth_required:
     case errc::connect_failed:
     case errc::spawn_failed:
     case errc::usage:
-    case errc::cancelled: return probe_says::fatal;
-    default: return probe_says::legacy; // timeouts, odd HTTP statuses, malformed answers
+    case errc::cancelled:
+        return probe_says::fatal;
+    default:
+        return probe_says::legacy; // timeouts, odd HTTP statuses, malformed answers
     }
 }
 
 std::string_view list_method(list_kind k) {
     switch (k) {
-    case list_kind::tools: return "tools/list";
-    case list_kind::prompts: return "prompts/list";
-    case list_kind::resources: return "resources/list";
-    case list_kind::resource_templates: return "resources/templates/list";
+    case list_kind::tools:
+        return "tools/list";
+    case list_kind::prompts:
+        return "prompts/list";
+    case list_kind::resources:
+        return "resources/list";
+    case list_kind::resource_templates:
+        return "resources/templates/list";
     }
     return "tools/list";
 }
 
 std::string_view list_member(list_kind k) {
     switch (k) {
-    case list_kind::tools: return "tools";
-    case list_kind::prompts: return "prompts";
-    case list_kind::resources: return "resources";
-    case list_kind::resource_templates: return "resourceTemplates";
+    case list_kind::tools:
+        return "tools";
+    case list_kind::prompts:
+        return "prompts";
+    case list_kind::resources:
+        return "resources";
+    case list_kind::resource_templates:
+        return "resourceTemplates";
     }
     return "tools";
 }
@@ -77,7 +89,8 @@ awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol:
         auto const retry = retry_version(e.rpc->data);
         if (!retry)
             co_return make_error(errc::version_rejected,
-                                 "the server supports none of this client's modern versions (-32022)", probe->http_status);
+                                 "the server supports none of this client's modern versions (-32022)",
+                                 probe->http_status);
         c->version_ = *retry;
         request_options none;
         std::string method_1("server/discover");
@@ -94,7 +107,8 @@ awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol:
     co_return e;
 }
 
-awaitable<result<void>> connect_legacy(std::shared_ptr<client::impl> c, protocol::version offer, bool restart) {
+awaitable<result<void>> connect_legacy(std::shared_ptr<client::impl> c, protocol::version offer,
+                                       bool restart) {
     if (restart || !c->transport_) {
         auto started = co_await c->async_start_transport();
         if (!started)
@@ -137,7 +151,8 @@ awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
     if (verdict == probe_says::modern) {
         // -32022 naming only handshake versions: the server speaks the envelope to nobody we can be.
         if (!probe.value && probe.value.error().rpc &&
-            probe.value.error().rpc->code == static_cast<std::int32_t>(protocol::errc::unsupported_protocol_version) &&
+            probe.value.error().rpc->code ==
+                static_cast<std::int32_t>(protocol::errc::unsupported_protocol_version) &&
             !retry_version(probe.value.error().rpc->data)) {
             auto const fallback = handshake_fallback(probe.value.error().rpc->data);
             if (!fallback || opts.version)
@@ -171,7 +186,8 @@ client::~client() {
         impl_->closed_ = true;
 }
 
-awaitable<result<std::shared_ptr<client>>> client::async_connect(server_target target, client_options options) {
+awaitable<result<std::shared_ptr<client>>> client::async_connect(server_target target,
+                                                                 client_options options) {
     // Usage errors come before anything is spawned or sent.
     std::optional<protocol::version> legacy_version;
     std::optional<protocol::version> modern_version;
@@ -217,13 +233,27 @@ awaitable<result<std::shared_ptr<client>>> client::async_connect(server_target t
     co_return std::shared_ptr<client>(new client(c));
 }
 
-protocol::era client::era() const noexcept { return impl_->era_; }
-protocol::version client::version() const noexcept { return impl_->version_; }
-json::object const& client::server_info() const noexcept { return impl_->server_info_; }
-json::object const& client::server_capabilities() const noexcept { return impl_->server_caps_; }
-std::string const& client::instructions() const noexcept { return impl_->instructions_; }
-json::object const& client::handshake_result() const noexcept { return impl_->handshake_; }
-json::object const& client::client_capabilities() const noexcept { return impl_->client_caps_; }
+protocol::era client::era() const noexcept {
+    return impl_->era_;
+}
+protocol::version client::version() const noexcept {
+    return impl_->version_;
+}
+json::object const& client::server_info() const noexcept {
+    return impl_->server_info_;
+}
+json::object const& client::server_capabilities() const noexcept {
+    return impl_->server_caps_;
+}
+std::string const& client::instructions() const noexcept {
+    return impl_->instructions_;
+}
+json::object const& client::handshake_result() const noexcept {
+    return impl_->handshake_;
+}
+json::object const& client::client_capabilities() const noexcept {
+    return impl_->client_caps_;
+}
 
 awaitable<result<json::object>> client::async_request(std::string method, json::object params,
                                                       request_options options) {
@@ -268,7 +298,8 @@ awaitable<result<json::array>> client::async_list(list_kind kind, request_option
         }
         auto const* list = r->if_contains(member);
         if (!list || !list->is_array())
-            co_return make_error(errc::protocol_violation, method + " result has no \"" + std::string(member) + "\" array");
+            co_return make_error(errc::protocol_violation,
+                                 method + " result has no \"" + std::string(member) + "\" array");
         for (auto const& item : list->get_array()) {
             if (kind == list_kind::tools && item.is_object()) {
                 // Tools with invalid x-mcp-header annotations are dropped (modern; DIGEST §9).
@@ -342,8 +373,9 @@ awaitable<result<json::object>> client::async_get_prompt(std::string name, json:
     co_return r;
 }
 
-awaitable<result<json::object>> client::async_complete(json::object ref, std::string argument, std::string value,
-                                                       json::object context_arguments, request_options options) {
+awaitable<result<json::object>> client::async_complete(json::object ref, std::string argument,
+                                                       std::string value, json::object context_arguments,
+                                                       request_options options) {
     json::object params{{"ref", std::move(ref)},
                         {"argument", {{"name", std::move(argument)}, {"value", std::move(value)}}}};
     if (!context_arguments.empty())
@@ -373,7 +405,8 @@ awaitable<void> wait_until_over(std::shared_ptr<client::impl> c, std::shared_ptr
 
 } // namespace
 
-awaitable<result<void>> client::async_listen(listen_filter filter, std::function<void(listen_event const&)> on_event,
+awaitable<result<void>> client::async_listen(listen_filter filter,
+                                             std::function<void(listen_event const&)> on_event,
                                              request_options options) {
     auto c = impl_;
     if (c->era_ == protocol::era::legacy) {

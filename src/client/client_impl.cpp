@@ -99,7 +99,8 @@ awaitable<result<void>> client::impl::async_start_transport() {
     co_return started;
 }
 
-// ---- sending -------------------------------------------------------------------------------------------------
+// ---- sending
+// -------------------------------------------------------------------------------------------------
 
 void client::impl::notify(std::string method, json::object params) {
     if (!transport_ || closed_)
@@ -146,7 +147,8 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
         if (method == "tools/call") {
             auto const* name = req.params.as_object().if_contains("name");
             if (name && name->is_string())
-                if (auto const it = tool_headers_.find(std::string(name->get_string())); it != tool_headers_.end())
+                if (auto const it = tool_headers_.find(std::string(name->get_string()));
+                    it != tool_headers_.end())
                     bindings = it->second;
         }
         facts.headers = protocol::modern_request_headers(req, bindings);
@@ -196,8 +198,8 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     }
     if (p->cancelled)
         co_return answer{make_error(errc::cancelled, method + " was cancelled")};
-    co_return answer{make_error(errc::timeout, method + " got no answer within " +
-                                                   std::to_string(timeout.count()) + " ms")};
+    co_return answer{make_error(errc::timeout,
+                                method + " got no answer within " + std::to_string(timeout.count()) + " ms")};
 }
 
 awaitable<result<json::object>> client::impl::async_plain(std::string method, json::object params,
@@ -247,29 +249,31 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
         if (!r)
             co_return r;
         switch (kind_of(*r)) {
-        case result_kind::complete: co_return r;
+        case result_kind::complete:
+            co_return r;
         case result_kind::invalid:
-            co_return make_error(errc::protocol_violation,
-                                 method + " returned an unknown resultType: " +
-                                     json::serialize(r->at("resultType")));
-        case result_kind::input_required: break;
+            co_return make_error(errc::protocol_violation, method + " returned an unknown resultType: " +
+                                                               json::serialize(r->at("resultType")));
+        case result_kind::input_required:
+            break;
         }
         if (round + 1 >= max_rounds)
-            co_return make_error(errc::protocol_violation,
-                                 method + " still asked for input after " + std::to_string(max_rounds) + " rounds");
+            co_return make_error(errc::protocol_violation, method + " still asked for input after " +
+                                                               std::to_string(max_rounds) + " rounds");
         json::object responses;
         if (auto const* requests = object_at(*r, "inputRequests")) {
             for (auto const& kv : *requests) {
                 auto const* req = kv.value().if_object();
                 auto const* m = req ? req->if_contains("method") : nullptr;
                 if (!m || !m->is_string())
-                    co_return make_error(errc::protocol_violation, "input request \"" + std::string(kv.key()) +
-                                                                       "\" names no method");
+                    co_return make_error(errc::protocol_violation,
+                                         "input request \"" + std::string(kv.key()) + "\" names no method");
                 std::string_view const what = m->get_string();
-                input_handlers::handler const* h = what == "elicitation/create"       ? &options_.inputs.elicitation
-                                                   : what == "sampling/createMessage" ? &options_.inputs.sampling
-                                                   : what == "roots/list"             ? &options_.inputs.roots
-                                                                                      : nullptr;
+                input_handlers::handler const* h = what == "elicitation/create" ? &options_.inputs.elicitation
+                                                   : what == "sampling/createMessage"
+                                                       ? &options_.inputs.sampling
+                                                   : what == "roots/list" ? &options_.inputs.roots
+                                                                          : nullptr;
                 if (!h || !*h)
                     co_return make_error(errc::usage, "the server asked for " + std::string(what) +
                                                           ", which this client has no handler for");
@@ -277,7 +281,8 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
                 auto const* p = object_at(*req, "params");
                 auto answer = (*h)(p ? *p : empty);
                 if (!answer)
-                    co_return make_error(errc::cancelled, std::string(what) + " was refused: " + answer.error().message);
+                    co_return make_error(errc::cancelled,
+                                         std::string(what) + " was refused: " + answer.error().message);
                 answer->erase("resultType");
                 responses[kv.key()] = std::move(*answer);
             }
@@ -286,7 +291,8 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
     }
 }
 
-// ---- receiving -----------------------------------------------------------------------------------------------
+// ---- receiving
+// -----------------------------------------------------------------------------------------------
 
 void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
     auto self = shared_from_this();
@@ -318,10 +324,11 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                 // Legacy server-to-client requests; a modern server never sends any.
                 jsonrpc::message reply = jsonrpc::response{r.id, json::object{}};
                 auto const params = r.params.is_object() ? r.params.get_object() : json::object{};
-                input_handlers::handler const* h = r.method == "elicitation/create"       ? &options_.inputs.elicitation
-                                                   : r.method == "sampling/createMessage" ? &options_.inputs.sampling
-                                                   : r.method == "roots/list"             ? &options_.inputs.roots
-                                                                                          : nullptr;
+                input_handlers::handler const* h =
+                    r.method == "elicitation/create"       ? &options_.inputs.elicitation
+                    : r.method == "sampling/createMessage" ? &options_.inputs.sampling
+                    : r.method == "roots/list"             ? &options_.inputs.roots
+                                                           : nullptr;
                 if (r.method == "ping") {
                     // {} as built above
                 } else if (h && *h) {
@@ -331,7 +338,8 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                     else
                         reply = jsonrpc::error_response{r.id, answer.error()};
                 } else {
-                    reply = jsonrpc::error_response{r.id, protocol::method_not_found(r.method, "not offered by this client")};
+                    reply = jsonrpc::error_response{
+                        r.id, protocol::method_not_found(r.method, "not offered by this client")};
                 }
                 if (transport_ && !closed_) {
                     detail::send_facts facts;
@@ -430,7 +438,8 @@ void client::impl::on_closed(error e) {
             t->cancel();
 }
 
-// ---- connecting ----------------------------------------------------------------------------------------------
+// ---- connecting
+// ----------------------------------------------------------------------------------------------
 
 bool client::impl::learn_tool(json::object const& tool) {
     auto const* name = tool.if_contains("name");

@@ -6,11 +6,11 @@
 // change notifications to the cache and listeners).
 #pragma once
 
-#include "transport.hpp"
-
 #include <duet/client/client.hpp>
 #include <duet/client/result_cache.hpp>
 #include <duet/protocol/param_headers.hpp>
+
+#include "transport.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -41,15 +41,14 @@ public:
     boost::asio::awaitable<answer> async_round(std::string method, boost::json::object params,
                                                request_options const& options);
     /// async_round() plus the modern -32022 retry.
-    boost::asio::awaitable<result<boost::json::object>> async_plain(std::string method, boost::json::object params,
-                                                                    request_options const& options);
+    boost::asio::awaitable<result<boost::json::object>>
+    async_plain(std::string method, boost::json::object params, request_options const& options);
     /// async_plain() plus multi round-trip input rounds (tools/call, prompts/get, resources/read).
-    boost::asio::awaitable<result<boost::json::object>> async_with_input(std::string method,
-                                                                         boost::json::object params,
-                                                                         request_options const& options);
+    boost::asio::awaitable<result<boost::json::object>>
+    async_with_input(std::string method, boost::json::object params, request_options const& options);
     /// async_plain() through the cache.
-    boost::asio::awaitable<result<boost::json::object>> async_cached(std::string method, boost::json::object params,
-                                                                     request_options const& options);
+    boost::asio::awaitable<result<boost::json::object>>
+    async_cached(std::string method, boost::json::object params, request_options const& options);
     void notify(std::string method, boost::json::object params);
 
     // ---- connecting ----

@@ -3,11 +3,11 @@
 // MCP-Protocol-Version, a standalone GET stream for the server's own messages, resumption of a POST stream
 // that ended early (GET with Last-Event-ID after the server's `retry`), and DELETE at the end. Modern
 // requests carry the routing headers the session computed; closing their stream is their cancellation.
-#include "transport.hpp"
-
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
+
+#include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -63,8 +63,10 @@ error status_error(unsigned status, std::string_view reason, bool legacy_session
         return make_error(errc::auth_required,
                           "the server requires authorization (HTTP " + std::to_string(status) + ")", status);
     if (status == 404 && legacy_session)
-        return make_error(errc::session_expired, "the server no longer knows this session (HTTP 404)", status);
-    return make_error(errc::http_status, "HTTP " + std::to_string(status) + " " + std::string(reason), status);
+        return make_error(errc::session_expired, "the server no longer knows this session (HTTP 404)",
+                          status);
+    return make_error(errc::http_status, "HTTP " + std::to_string(status) + " " + std::string(reason),
+                      status);
 }
 
 class http_transport : public transport, public std::enable_shared_from_this<http_transport> {
@@ -98,8 +100,9 @@ public:
 
     void begin_legacy_session(protocol::version v) override {
         legacy_version_ = v;
-        asio::co_spawn(ex_, get_stream(shared_from_this(), std::nullopt, std::string{}, std::chrono::milliseconds(0)),
-                       asio::detached);
+        asio::co_spawn(
+            ex_, get_stream(shared_from_this(), std::nullopt, std::string{}, std::chrono::milliseconds(0)),
+            asio::detached);
     }
 
     awaitable<void> async_close() override {
@@ -148,10 +151,12 @@ private:
     }
 
     // Connects, writes `req` and reads the response head into `parser`.
-    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x, bhttp::request<bhttp::string_body>& req,
+    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x,
+                                              bhttp::request<bhttp::string_body>& req,
                                               bhttp::response_parser<bhttp::string_body>& parser) {
         tcp::resolver resolver(ex_);
-        auto const resolved = co_await resolver.async_resolve(url_.host, std::to_string(url_.port), tuple_awaitable);
+        auto const resolved =
+            co_await resolver.async_resolve(url_.host, std::to_string(url_.port), tuple_awaitable);
         if (std::get<0>(resolved))
             co_return std::get<0>(resolved);
         x->stream.expires_after(connect_timeout);
@@ -210,8 +215,9 @@ private:
     };
 
     // Reads an SSE body to its end, delivering every message.
-    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x, bhttp::response_parser<bhttp::string_body>& parser,
-                                    unsigned status, std::optional<jsonrpc::request_id> id) {
+    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x,
+                                    bhttp::response_parser<bhttp::string_body>& parser, unsigned status,
+                                    std::optional<jsonrpc::request_id> id) {
         sse_parser sse;
         sse_outcome out;
         auto take = [&] {
@@ -301,13 +307,14 @@ private:
         std::optional<jsonrpc::error_object> id_less;
         bool answered = false;
         auto const& body = parser.get().body();
-        if (!body.empty() && std::string_view(head[bhttp::field::content_type]).starts_with("application/json"))
+        if (!body.empty() &&
+            std::string_view(head[bhttp::field::content_type]).starts_with("application/json"))
             answered = self->deliver_text(body, status, id, &id_less);
         if (!id || answered)
             co_return;
         if (status == 202 || status == 200) {
-            self->fail(*id, make_error(errc::protocol_violation, "the server answered the request with no message",
-                                       status));
+            self->fail(*id, make_error(errc::protocol_violation,
+                                       "the server answered the request with no message", status));
             co_return;
         }
         auto e = status_error(status, head.reason(), facts.legacy_session);
@@ -350,8 +357,9 @@ private:
                 co_return;
             }
             unsigned const status = ec ? 0 : parser.get().result_int();
-            bool const sse = !ec && std::string_view(parser.get()[bhttp::field::content_type])
-                                        .starts_with("text/event-stream");
+            bool const sse =
+                !ec &&
+                std::string_view(parser.get()[bhttp::field::content_type]).starts_with("text/event-stream");
             if (ec || status != 200 || !sse) {
                 // No stream offered (405) or none for us: the standalone stream is optional; a resumption
                 // that cannot happen loses its request.

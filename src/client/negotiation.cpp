@@ -10,9 +10,10 @@ result<version> legacy_offer(std::optional<version> pinned) {
     if (!pinned)
         return protocol::latest_handshake_version;
     if (protocol::is_modern_version(*pinned))
-        return make_error(errc::usage, "a legacy connect cannot use " + std::string(protocol::to_string(*pinned)) +
-                                           ": modern versions have no initialize handshake (use the modern or "
-                                           "auto mode)");
+        return make_error(errc::usage,
+                          "a legacy connect cannot use " + std::string(protocol::to_string(*pinned)) +
+                              ": modern versions have no initialize handshake (use the modern or "
+                              "auto mode)");
     return *pinned;
 }
 
@@ -20,8 +21,9 @@ result<version> modern_offer(std::optional<version> pinned) {
     if (!pinned)
         return protocol::latest_modern_version;
     if (protocol::is_handshake_version(*pinned))
-        return make_error(errc::usage, "a modern connect cannot use " + std::string(protocol::to_string(*pinned)) +
-                                           ": it is reached through initialize (use the legacy or auto mode)");
+        return make_error(errc::usage,
+                          "a modern connect cannot use " + std::string(protocol::to_string(*pinned)) +
+                              ": it is reached through initialize (use the legacy or auto mode)");
     return *pinned;
 }
 
@@ -32,12 +34,12 @@ result<version> accepted_handshake_version(json::value const& initialize_result)
         return make_error(errc::protocol_violation, "the InitializeResult names no protocolVersion");
     auto const parsed = protocol::parse_version(v->get_string());
     if (!parsed)
-        return make_error(errc::version_rejected,
-                          "the server settled on " + std::string(v->get_string()) + ", a version this client does not know");
+        return make_error(errc::version_rejected, "the server settled on " + std::string(v->get_string()) +
+                                                      ", a version this client does not know");
     if (protocol::is_modern_version(*parsed))
-        return make_error(errc::version_rejected,
-                          "the server answered initialize with " + std::string(v->get_string()) +
-                              ", a modern version that no handshake can negotiate");
+        return make_error(errc::version_rejected, "the server answered initialize with " +
+                                                      std::string(v->get_string()) +
+                                                      ", a modern version that no handshake can negotiate");
     return *parsed;
 }
 
@@ -45,9 +47,12 @@ bool is_modern_error(jsonrpc::error_object const& e, unsigned http_status) noexc
     switch (static_cast<protocol::errc>(e.code)) {
     case protocol::errc::header_mismatch:
     case protocol::errc::missing_required_client_capability:
-    case protocol::errc::unsupported_protocol_version: return true;
-    case protocol::errc::method_not_found: return http_status == 404;
-    default: return false;
+    case protocol::errc::unsupported_protocol_version:
+        return true;
+    case protocol::errc::method_not_found:
+        return http_status == 404;
+    default:
+        return false;
     }
 }
 
@@ -93,7 +98,8 @@ result_kind kind_of(json::object const& result) noexcept {
     return result_kind::invalid;
 }
 
-json::object retry_params(json::object original, json::object input_responses, json::value const* request_state) {
+json::object retry_params(json::object original, json::object input_responses,
+                          json::value const* request_state) {
     original.erase("inputResponses");
     original.erase("requestState");
     if (!input_responses.empty())

@@ -51,12 +51,14 @@ void result_cache::store(std::string_view method, json::object const& params, js
                          clock::time_point now) {
     if (!cacheable(method))
         return;
-    if (auto const* t = result.if_contains("resultType"); t && (!t->is_string() || t->get_string() != "complete"))
+    if (auto const* t = result.if_contains("resultType");
+        t && (!t->is_string() || t->get_string() != "complete"))
         return;
     if (params.contains("inputResponses") || params.contains("requestState"))
         return; // results of multi round-trip retries are never cached
     std::int64_t ttl = 0;
-    if (auto const* v = result.if_contains("ttlMs"); v && (v->is_int64() || v->is_uint64() || v->is_double())) {
+    if (auto const* v = result.if_contains("ttlMs");
+        v && (v->is_int64() || v->is_uint64() || v->is_double())) {
         auto const d = v->to_number<double>();
         ttl = d > 0 ? static_cast<std::int64_t>(std::min(d, 1e15)) : 0;
     }
@@ -90,8 +92,9 @@ void result_cache::on_notification(std::string_view method, json::object const& 
         // The notification may name the watched URI or a resource under it.
         std::erase_if(entries_, [&](auto const& kv) {
             auto const& e = kv.second;
-            return e.method == "resources/read" && (e.uri == uri || std::string_view(e.uri).starts_with(uri) ||
-                                                    uri.starts_with(std::string_view(e.uri)));
+            return e.method == "resources/read" &&
+                   (e.uri == uri || std::string_view(e.uri).starts_with(uri) ||
+                    uri.starts_with(std::string_view(e.uri)));
         });
     }
 }

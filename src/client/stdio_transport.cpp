@@ -1,9 +1,9 @@
-// The client side of stdio (DIGEST §10): the server is our child; its stdin and stdout carry newline-delimited
-// JSON-RPC and its stderr is ours (passed through untouched). Shutdown closes its stdin, waits, then sends
-// SIGTERM, waits, then SIGKILL.
-#include "transport.hpp"
-
+// The client side of stdio (DIGEST §10): the server is our child; its stdin and stdout carry
+// newline-delimited JSON-RPC and its stderr is ours (passed through untouched). Shutdown closes its stdin,
+// waits, then sends SIGTERM, waits, then SIGKILL.
 #include <duet/jsonrpc/codec.hpp>
+
+#include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -14,13 +14,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <deque>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace duet::client::detail {
 
@@ -165,7 +166,8 @@ private:
         while (!self->queue_.empty()) {
             auto line = std::move(self->queue_.front());
             self->queue_.pop_front();
-            auto const written = co_await asio::async_write(self->to_child_, asio::buffer(line), tuple_awaitable);
+            auto const written =
+                co_await asio::async_write(self->to_child_, asio::buffer(line), tuple_awaitable);
             if (std::get<0>(written)) {
                 self->queue_.clear();
                 break; // the reader reports the child's end
@@ -183,10 +185,10 @@ private:
             auto const n = std::get<1>(got);
             if (ec) {
                 if (auto sink = self->sink_.lock())
-                    sink->on_closed(make_error(errc::closed, ec == asio::error::eof
-                                                                 ? "the server process closed its output"
-                                                                 : "reading from the server failed: " +
-                                                                       ec.message()));
+                    sink->on_closed(
+                        make_error(errc::closed, ec == asio::error::eof
+                                                     ? "the server process closed its output"
+                                                     : "reading from the server failed: " + ec.message()));
                 co_return;
             }
             std::string line = buffer.substr(0, n - 1);

@@ -9,22 +9,35 @@
 
 namespace duet::client {
 
-// ---- error.hpp ---------------------------------------------------------------------------------------------
+// ---- error.hpp
+// ---------------------------------------------------------------------------------------------
 
 std::string_view to_string(errc e) noexcept {
     switch (e) {
-    case errc::usage: return "usage";
-    case errc::spawn_failed: return "spawn_failed";
-    case errc::connect_failed: return "connect_failed";
-    case errc::closed: return "closed";
-    case errc::http_status: return "http_status";
-    case errc::auth_required: return "auth_required";
-    case errc::session_expired: return "session_expired";
-    case errc::timeout: return "timeout";
-    case errc::cancelled: return "cancelled";
-    case errc::rpc_error: return "rpc_error";
-    case errc::protocol_violation: return "protocol_violation";
-    case errc::version_rejected: return "version_rejected";
+    case errc::usage:
+        return "usage";
+    case errc::spawn_failed:
+        return "spawn_failed";
+    case errc::connect_failed:
+        return "connect_failed";
+    case errc::closed:
+        return "closed";
+    case errc::http_status:
+        return "http_status";
+    case errc::auth_required:
+        return "auth_required";
+    case errc::session_expired:
+        return "session_expired";
+    case errc::timeout:
+        return "timeout";
+    case errc::cancelled:
+        return "cancelled";
+    case errc::rpc_error:
+        return "rpc_error";
+    case errc::protocol_violation:
+        return "protocol_violation";
+    case errc::version_rejected:
+        return "version_rejected";
     }
     return "unknown";
 }
@@ -52,13 +65,17 @@ error rpc_failure(jsonrpc::error_object e, unsigned http_status) {
     return error{errc::rpc_error, std::move(message), std::move(e), http_status};
 }
 
-// ---- connect_mode.hpp --------------------------------------------------------------------------------------
+// ---- connect_mode.hpp
+// --------------------------------------------------------------------------------------
 
 std::string_view to_string(connect_mode m) noexcept {
     switch (m) {
-    case connect_mode::legacy: return "legacy";
-    case connect_mode::modern: return "modern";
-    case connect_mode::auto_detect: return "auto";
+    case connect_mode::legacy:
+        return "legacy";
+    case connect_mode::modern:
+        return "modern";
+    case connect_mode::auto_detect:
+        return "auto";
     }
     return "auto";
 }
@@ -96,7 +113,8 @@ verdict_cache& default_verdict_cache() {
     return cache;
 }
 
-// ---- target.hpp --------------------------------------------------------------------------------------------
+// ---- target.hpp
+// --------------------------------------------------------------------------------------------
 
 std::string http_url::authority() const {
     auto const h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -106,8 +124,8 @@ std::string http_url::authority() const {
 result<http_url> parse_http_url(std::string_view url) {
     constexpr std::string_view scheme = "http://";
     if (url.starts_with("https://"))
-        return make_error(errc::usage, "https URLs are not supported (this client speaks no TLS): " +
-                                           std::string(url));
+        return make_error(errc::usage,
+                          "https URLs are not supported (this client speaks no TLS): " + std::string(url));
     if (!url.starts_with(scheme))
         return make_error(errc::usage, "not an http:// URL: " + std::string(url));
     auto rest = url.substr(scheme.size());

@@ -59,7 +59,9 @@ public:
     [[nodiscard]] virtual bool is_http() const noexcept = 0;
 };
 
-[[nodiscard]] std::shared_ptr<transport> make_stdio_transport(boost::asio::any_io_executor ex, stdio_target target);
-[[nodiscard]] std::shared_ptr<transport> make_http_transport(boost::asio::any_io_executor ex, http_target target);
+[[nodiscard]] std::shared_ptr<transport> make_stdio_transport(boost::asio::any_io_executor ex,
+                                                              stdio_target target);
+[[nodiscard]] std::shared_ptr<transport> make_http_transport(boost::asio::any_io_executor ex,
+                                                             http_target target);
 
 } // namespace duet::client::detail

@@ -7,7 +7,8 @@ namespace duet::protocol {
 
 namespace {
 
-boost::json::value const* argument_at(boost::json::value const& params, std::vector<std::string> const& path) {
+boost::json::value const* argument_at(boost::json::value const& params,
+                                      std::vector<std::string> const& path) {
     auto const* p = params.if_object();
     auto const* cur = p ? p->if_contains("arguments") : nullptr;
     for (auto const& key : path) {

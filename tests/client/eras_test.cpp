@@ -22,7 +22,9 @@ struct era_row {
     protocol::era expected;
 };
 
-void PrintTo(era_row const& r, std::ostream* os) { *os << r.name; }
+void PrintTo(era_row const& r, std::ostream* os) {
+    *os << r.name;
+}
 
 class ClientEras : public ::testing::TestWithParam<era_row> {
 protected:
@@ -41,7 +43,8 @@ protected:
         client::client_options o;
         o.mode = GetParam().mode;
         o.verdicts = nullptr; // every test probes afresh
-        o.inputs.elicitation = [](json::object const& params) -> boost::system::result<json::object, jsonrpc::error_object> {
+        o.inputs.elicitation =
+            [](json::object const& params) -> boost::system::result<json::object, jsonrpc::error_object> {
             EXPECT_TRUE(params.contains("requestedSchema"));
             return json::object{{"action", "accept"}, {"content", {{"name", "Ada"}}}};
         };
@@ -100,7 +103,8 @@ TEST_P(ClientEras, ReadsAResourceAndGetsAPromptAndCompletes) {
     ASSERT_TRUE(prompt) << prompt.error().to_string();
     EXPECT_EQ(prompt->at("description"), "Review of a c++ snippet");
 
-    auto done = c.run(c->async_complete(json::object{{"type", "ref/prompt"}, {"name", "review"}}, "language", "ty"));
+    auto done =
+        c.run(c->async_complete(json::object{{"type", "ref/prompt"}, {"name", "review"}}, "language", "ty"));
     ASSERT_TRUE(done) << done.error().to_string();
     EXPECT_EQ(done->at("completion").at("values"), (json::array{"typescript"}));
 }
@@ -143,7 +147,9 @@ TEST_P(ClientEras, CancellationEndsTheCallAndTheConnectionStaysUsable) {
     client::request_options o;
     o.cancel = std::make_shared<client::cancellation>();
     auto cancel = o.cancel;
-    o.on_progress = [cancel](client::progress_event const&) { cancel->cancel(); };
+    o.on_progress = [cancel](client::progress_event const&) {
+        cancel->cancel();
+    };
     auto r = c.run(c->async_call_tool("countdown", json::object{{"n", 20}}, o));
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, client::errc::cancelled);
@@ -154,12 +160,13 @@ TEST_P(ClientEras, CancellationEndsTheCallAndTheConnectionStaysUsable) {
 
 INSTANTIATE_TEST_SUITE_P(
     DemoServer, ClientEras,
-    ::testing::Values(era_row{"StdioLegacy", via::stdio, client::connect_mode::legacy, protocol::era::legacy},
-                      era_row{"StdioModern", via::stdio, client::connect_mode::modern, protocol::era::modern},
-                      era_row{"StdioAuto", via::stdio, client::connect_mode::auto_detect, protocol::era::modern},
-                      era_row{"HttpLegacy", via::http, client::connect_mode::legacy, protocol::era::legacy},
-                      era_row{"HttpModern", via::http, client::connect_mode::modern, protocol::era::modern},
-                      era_row{"HttpAuto", via::http, client::connect_mode::auto_detect, protocol::era::modern}),
+    ::testing::Values(
+        era_row{"StdioLegacy", via::stdio, client::connect_mode::legacy, protocol::era::legacy},
+        era_row{"StdioModern", via::stdio, client::connect_mode::modern, protocol::era::modern},
+        era_row{"StdioAuto", via::stdio, client::connect_mode::auto_detect, protocol::era::modern},
+        era_row{"HttpLegacy", via::http, client::connect_mode::legacy, protocol::era::legacy},
+        era_row{"HttpModern", via::http, client::connect_mode::modern, protocol::era::modern},
+        era_row{"HttpAuto", via::http, client::connect_mode::auto_detect, protocol::era::modern}),
     [](auto const& row) { return std::string(row.param.name); });
 
 } // namespace

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -53,6 +54,20 @@ public:
             return;
         auto c = std::move(client_);
         run(c->async_close());
+    }
+
+    /// Runs the io_context until `done()` holds; false (and a test failure) when it does not in time.
+    bool pump_until(std::function<bool()> const& done) {
+        auto const deadline = std::chrono::steady_clock::now() + client_wait;
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                ADD_FAILURE() << "the awaited client event did not happen in time";
+                return false;
+            }
+            if (io_.run_one_for(std::chrono::milliseconds(50)) == 0 && io_.stopped())
+                io_.restart();
+        }
+        return true;
     }
 
     client::client* operator->() const noexcept { return client_.get(); }
@@ -106,8 +121,8 @@ inline std::string fake(std::string const& name) {
     return std::string(DUET_SOURCE_DIR) + "/tests/client/fakes/" + name;
 }
 
-#define DUET_SKIP_WITHOUT_NODE(node)                                                                           \
-    if ((node).empty())                                                                                        \
+#define DUET_SKIP_WITHOUT_NODE(node)                                                                         \
+    if ((node).empty())                                                                                      \
     GTEST_SKIP() << "node is not installed; the fake servers need it"
 
 } // namespace duet::test::client_side

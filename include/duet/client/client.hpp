@@ -2,10 +2,10 @@
 //
 // A Model Context Protocol client for servers of either era, over a spawned stdio child or Streamable HTTP.
 // One call connects (legacy `initialize`, modern per-request envelope, or `auto`: probe `server/discover`
-// and fall back), and the same calls then work whatever the era: lists (every page fetched), tools, resources,
-// prompts, completion, and listening for change notifications. Requests the server needs answered on the way
-// (elicitation, sampling, roots) go to the `input_handlers`, whether they arrive as legacy server-to-client
-// requests or as modern `input_required` rounds.
+// and fall back), and the same calls then work whatever the era: lists (every page fetched), tools,
+// resources, prompts, completion, and listening for change notifications. Requests the server needs answered
+// on the way (elicitation, sampling, roots) go to the `input_handlers`, whether they arrive as legacy
+// server-to-client requests or as modern `input_required` rounds.
 //
 //     boost::asio::io_context io;
 //     co_spawn(io, [&]() -> awaitable<void> {
@@ -163,19 +163,21 @@ public:
     async_request(std::string method, boost::json::object params, request_options options = {});
 
     /// Modern: server/discover again (from the cache while fresh). Legacy: the InitializeResult.
-    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>> async_discover(request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_discover(request_options options = {});
 
     /// Every item of a list, following nextCursor to the end. Modern tools whose `x-mcp-header` annotations
     /// are invalid are left out (DIGEST §9).
     [[nodiscard]] boost::asio::awaitable<result<boost::json::array>> async_list(list_kind kind,
                                                                                 request_options options = {});
-    [[nodiscard]] boost::asio::awaitable<result<boost::json::array>> async_list_tools(request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::array>>
+    async_list_tools(request_options options = {});
 
     /// tools/call. Input requests are answered through the handlers, round after round.
     [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
     async_call_tool(std::string name, boost::json::object arguments, request_options options = {});
-    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>> async_read_resource(std::string uri,
-                                                                                         request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_read_resource(std::string uri, request_options options = {});
     [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
     async_get_prompt(std::string name, boost::json::object arguments, request_options options = {});
     /// completion/complete for `ref` ({"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..}).
@@ -186,9 +188,9 @@ public:
     /// Delivers change notifications until `options.cancel` fires or the connection ends. A dropped stream is
     /// re-listened (with backoff). Modern: subscriptions/listen; legacy: resources/subscribe for the URIs and
     /// the session's notifications (HTTP: the GET stream).
-    [[nodiscard]] boost::asio::awaitable<result<void>> async_listen(listen_filter filter,
-                                                                    std::function<void(listen_event const&)> on_event,
-                                                                    request_options options = {});
+    [[nodiscard]] boost::asio::awaitable<result<void>>
+    async_listen(listen_filter filter, std::function<void(listen_event const&)> on_event,
+                 request_options options = {});
 
     /// Ends the connection: legacy HTTP sessions are deleted; a stdio child gets EOF, then SIGTERM, then
     /// SIGKILL.

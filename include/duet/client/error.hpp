@@ -21,12 +21,12 @@ namespace duet::client {
 
 /// Why a client operation failed.
 enum class errc : std::uint8_t {
-    usage = 1,          ///< the caller asked for something impossible (e.g. a modern version on a legacy connect)
-    spawn_failed,       ///< the stdio server could not be started
-    connect_failed,     ///< no TCP connection to the HTTP server
-    closed,             ///< the server went away (stdio child exited, stream ended without an answer)
-    http_status,        ///< an HTTP status that carries no JSON-RPC answer
-    auth_required,      ///< HTTP 401 / 403: an authorization problem, never era evidence
+    usage = 1,      ///< the caller asked for something impossible (e.g. a modern version on a legacy connect)
+    spawn_failed,   ///< the stdio server could not be started
+    connect_failed, ///< no TCP connection to the HTTP server
+    closed,         ///< the server went away (stdio child exited, stream ended without an answer)
+    http_status,    ///< an HTTP status that carries no JSON-RPC answer
+    auth_required,  ///< HTTP 401 / 403: an authorization problem, never era evidence
     session_expired,    ///< HTTP 404 on a legacy session: the server forgot it
     timeout,            ///< no answer in time
     cancelled,          ///< the caller cancelled the request

@@ -31,10 +31,11 @@ namespace duet::client {
 
 /// Reads the version an InitializeResult settles on. A modern or unknown version, or a missing one, is
 /// refused (version_rejected / protocol_violation); a counter-offer of another handshake version is adopted.
-[[nodiscard]] result<protocol::version> accepted_handshake_version(boost::json::value const& initialize_result);
+[[nodiscard]] result<protocol::version>
+accepted_handshake_version(boost::json::value const& initialize_result);
 
-/// A recognised modern error (ERA-POLICY "Client side"): -32020, -32021, -32022, or -32601 carried by HTTP 404.
-/// `http_status` is 0 on stdio, where -32601 alone is not evidence.
+/// A recognised modern error (ERA-POLICY "Client side"): -32020, -32021, -32022, or -32601 carried by HTTP
+/// 404. `http_status` is 0 on stdio, where -32601 alone is not evidence.
 [[nodiscard]] bool is_modern_error(jsonrpc::error_object const& e, unsigned http_status) noexcept;
 
 /// After -32022: the newest modern version in `data.supported` that this client speaks, if any.
@@ -52,7 +53,8 @@ enum class result_kind : std::uint8_t { complete, input_required, invalid };
 /// The params of the next round of a modern multi round-trip request: the original params (without any
 /// previous round's `inputResponses` / `requestState`) plus this round's answers and the server's
 /// `requestState`, echoed byte-exact, or no `requestState` at all when the server sent none.
-[[nodiscard]] boost::json::object retry_params(boost::json::object original, boost::json::object input_responses,
+[[nodiscard]] boost::json::object retry_params(boost::json::object original,
+                                               boost::json::object input_responses,
                                                boost::json::value const* request_state);
 
 } // namespace duet::client

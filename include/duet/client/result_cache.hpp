@@ -1,7 +1,7 @@
 // File: duet/client/result_cache.hpp
 //
-// The client's cache of cacheable results (SEP-2549, DIGEST §5): server/discover, the four lists (one entry per
-// page) and resources/read. An entry is fresh while now < received + ttlMs; a missing, zero or negative
+// The client's cache of cacheable results (SEP-2549, DIGEST §5): server/discover, the four lists (one entry
+// per page) and resources/read. An entry is fresh while now < received + ttlMs; a missing, zero or negative
 // `ttlMs` (every legacy server) means stale at once. A list_changed notification drops that list's pages at
 // once; resources/updated drops the reads of that URI (and of URIs under it). `cacheScope` is kept with each
 // entry: a private entry is only served to the same authorization context, which a client connection is.
@@ -34,8 +34,8 @@ public:
     [[nodiscard]] static bool cacheable(std::string_view method) noexcept;
 
     /// A copy of the entry for this request when it is still fresh.
-    [[nodiscard]] std::optional<boost::json::object> fresh(std::string_view method, boost::json::object const& params,
-                                                           clock::time_point now) const;
+    [[nodiscard]] std::optional<boost::json::object>
+    fresh(std::string_view method, boost::json::object const& params, clock::time_point now) const;
     /// The entry whatever its age (a stale copy may be served while a re-fetch is failing).
     [[nodiscard]] std::optional<boost::json::object> any(std::string_view method,
                                                          boost::json::object const& params) const;

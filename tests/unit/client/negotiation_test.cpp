@@ -1,8 +1,8 @@
 // Tests for duet/client/negotiation.hpp: the pure decisions of the client side of ERA-POLICY.
 //
 // Requirements: ERA-POLICY "Client side" (legacy offers 2025-11-25; a modern version on a legacy connect is a
-// usage error; a modern or unknown InitializeResult version is rejected; a counter-offer is adopted; -32022 is
-// retried with a version from data.supported; recognised modern errors), seed handshake-cap-pr, DIGEST §4
+// usage error; a modern or unknown InitializeResult version is rejected; a counter-offer is adopted; -32022
+// is retried with a version from data.supported; recognised modern errors), seed handshake-cap-pr, DIGEST §4
 // (resultType: missing = complete, unknown = invalid; requestState echoed byte-exact, omitted when none).
 #include <duet/client/negotiation.hpp>
 
@@ -74,7 +74,9 @@ struct modern_error_row {
     bool modern;
 };
 
-void PrintTo(modern_error_row const& r, std::ostream* os) { *os << r.name; }
+void PrintTo(modern_error_row const& r, std::ostream* os) {
+    *os << r.name;
+}
 
 class ModernError : public ::testing::TestWithParam<modern_error_row> {};
 
@@ -83,19 +85,18 @@ TEST_P(ModernError, IsRecognisedExactlyAsEraPolicySays) {
     EXPECT_EQ(is_modern_error(duet::jsonrpc::error_object{row.code, "x", nullptr}, row.status), row.modern);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ClientSide, ModernError,
-    ::testing::Values(modern_error_row{"HeaderMismatch", -32020, 400, true},
-                      modern_error_row{"MissingCapability", -32021, 400, true},
-                      modern_error_row{"UnsupportedVersion", -32022, 400, true},
-                      modern_error_row{"UnsupportedVersionOnStdio", -32022, 0, true},
-                      modern_error_row{"MethodNotFoundWith404", -32601, 404, true},
-                      modern_error_row{"MethodNotFoundWith200", -32601, 200, false},
-                      modern_error_row{"MethodNotFoundOnStdio", -32601, 0, false},
-                      modern_error_row{"InvalidParams", -32602, 400, false},
-                      modern_error_row{"LegacyServerError", -32000, 400, false},
-                      modern_error_row{"OldDraftNumber", -32001, 400, false}),
-    [](auto const& row) { return std::string(row.param.name); });
+INSTANTIATE_TEST_SUITE_P(ClientSide, ModernError,
+                         ::testing::Values(modern_error_row{"HeaderMismatch", -32020, 400, true},
+                                           modern_error_row{"MissingCapability", -32021, 400, true},
+                                           modern_error_row{"UnsupportedVersion", -32022, 400, true},
+                                           modern_error_row{"UnsupportedVersionOnStdio", -32022, 0, true},
+                                           modern_error_row{"MethodNotFoundWith404", -32601, 404, true},
+                                           modern_error_row{"MethodNotFoundWith200", -32601, 200, false},
+                                           modern_error_row{"MethodNotFoundOnStdio", -32601, 0, false},
+                                           modern_error_row{"InvalidParams", -32602, 400, false},
+                                           modern_error_row{"LegacyServerError", -32000, 400, false},
+                                           modern_error_row{"OldDraftNumber", -32001, 400, false}),
+                         [](auto const& row) { return std::string(row.param.name); });
 
 TEST(RetryVersion, PicksAModernVersionFromSupported) {
     EXPECT_EQ(retry_version(json::parse(R"({"supported":["2025-11-25","2026-07-28"],"requested":"x"})")),
@@ -107,7 +108,8 @@ TEST(RetryVersion, PicksAModernVersionFromSupported) {
 }
 
 TEST(HandshakeFallback, PicksTheNewestHandshakeVersion) {
-    EXPECT_EQ(handshake_fallback(json::parse(R"({"supported":["2025-03-26","2025-06-18"]})")), version::v2025_06_18);
+    EXPECT_EQ(handshake_fallback(json::parse(R"({"supported":["2025-03-26","2025-06-18"]})")),
+              version::v2025_06_18);
     EXPECT_FALSE(handshake_fallback(json::parse(R"({"supported":["2026-07-28"]})")));
 }
 
@@ -120,8 +122,8 @@ TEST(ResultKind, MissingMeansCompleteAndUnknownIsInvalid) {
 }
 
 TEST(RetryParams, EchoesRequestStateByteExactAndReplacesThePreviousRound) {
-    json::object original{{"name", "t"}, {"arguments", {{"a", 1}}}, {"requestState", "old"},
-                          {"inputResponses", {{"k", 1}}}};
+    json::object original{
+        {"name", "t"}, {"arguments", {{"a", 1}}}, {"requestState", "old"}, {"inputResponses", {{"k", 1}}}};
     json::value const state = "  {\"nonce\":\"\\u00e9\"}  ";
     auto const p = retry_params(original, json::object{{"confirm", {{"action", "accept"}}}}, &state);
     EXPECT_EQ(p.at("requestState"), state);

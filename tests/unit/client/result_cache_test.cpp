@@ -14,7 +14,8 @@ using namespace std::chrono_literals;
 auto const t0 = result_cache::clock::time_point{} + 1h;
 
 json::object tools_result(std::int64_t ttl) {
-    return json::object{{"resultType", "complete"}, {"tools", json::array{}}, {"ttlMs", ttl}, {"cacheScope", "public"}};
+    return json::object{
+        {"resultType", "complete"}, {"tools", json::array{}}, {"ttlMs", ttl}, {"cacheScope", "public"}};
 }
 
 TEST(ResultCache, FreshUntilTtlPasses) {
@@ -70,7 +71,8 @@ TEST(ResultCache, NeverStoresInputRequiredRetriesOrUncacheableMethods) {
             json::object{{"resultType", "input_required"}, {"requestState", "s"}}, t0);
     c.store("resources/read", json::object{{"uri", "u"}, {"requestState", "s"}},
             json::object{{"contents", json::array{}}, {"ttlMs", 60000}}, t0);
-    c.store("tools/call", json::object{{"name", "x"}}, json::object{{"content", json::array{}}, {"ttlMs", 60000}}, t0);
+    c.store("tools/call", json::object{{"name", "x"}},
+            json::object{{"content", json::array{}}, {"ttlMs", 60000}}, t0);
     EXPECT_EQ(c.size(), 0u);
     EXPECT_FALSE(result_cache::cacheable("completion/complete"));
     EXPECT_TRUE(result_cache::cacheable("server/discover"));
@@ -78,7 +80,8 @@ TEST(ResultCache, NeverStoresInputRequiredRetriesOrUncacheableMethods) {
 
 TEST(ResultCache, DropMethodDiscardsEveryPage) {
     result_cache c;
-    c.store("resources/templates/list", {}, json::object{{"resourceTemplates", json::array{}}, {"ttlMs", 9}}, t0);
+    c.store("resources/templates/list", {}, json::object{{"resourceTemplates", json::array{}}, {"ttlMs", 9}},
+            t0);
     c.store("resources/templates/list", json::object{{"cursor", "c"}},
             json::object{{"resourceTemplates", json::array{}}, {"ttlMs", 9}}, t0);
     c.drop_method("resources/templates/list");

@@ -10,7 +10,8 @@ namespace {
 using duet::client::detail::sse_parser;
 
 TEST(SseParser, SplitsEventsAtAnyByteBoundary) {
-    std::string const stream = "id: 1\nevent: message\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\ndata: y\n\n";
+    std::string const stream =
+        "id: 1\nevent: message\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\ndata: y\n\n";
     for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
         sse_parser p;
         auto events = p.feed(std::string_view(stream).substr(0, cut));

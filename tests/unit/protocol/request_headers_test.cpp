@@ -90,7 +90,9 @@ TEST(RequestHeaders, ParamHeadersMirrorAnnotatedArgumentsOnly) {
     http_facts facts;
     for (auto const& h : hs)
         facts.headers.push_back(h);
-    param_header_lookup lookup = [&](std::string_view) { return std::span<param_header const>(*bindings); };
+    param_header_lookup lookup = [&](std::string_view) {
+        return std::span<param_header const>(*bindings);
+    };
     auto const admitted =
         admit(r, admission_context{.capabilities = &caps, .http = &facts, .param_headers = &lookup});
     EXPECT_TRUE(admitted) << (admitted ? "" : admitted.error().error.message);

@@ -2,7 +2,8 @@
 //
 // An incremental parser for text/event-stream (the WHATWG rules the Streamable HTTP transport uses): bytes in
 // as they arrive, complete events out. Tracks the last event id and the server's `retry` so a legacy client
-// can resume with Last-Event-ID after the delay the server asked for. Accepts "\n", "\r\n" and "\r" line ends.
+// can resume with Last-Event-ID after the delay the server asked for. Accepts "\n", "\r\n" and "\r" line
+// ends.
 //
 //     sse_parser p;
 //     for(auto& e : p.feed(chunk)) deliver(e.data);

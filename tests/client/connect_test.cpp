@@ -1,0 +1,248 @@
+// The connect modes' edge cases (ERA-POLICY "Client side", seed handshake-cap-pr), against scripted fakes
+// (tests/client/fakes, run by node) and Duet's own single-era servers:
+//
+//  - legacy: a modern version is a usage error before anything is spawned; a counter-offer is adopted (stdio:
+//    the version reported; HTTP: the next MCP-Protocol-Version header); a modern InitializeResult is
+//    rejected;
+//  - auto: a legacy-only server (an error, a timeout, or a stdio process that exits on the probe) is reached
+//    through initialize; a pinned modern version is never downgraded; 401 is an auth error, not evidence;
+//    the verdict is remembered per server.
+#include "client/sync_client.hpp"
+#include "client/url_process.hpp"
+#include "http/servers.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace duet;
+using namespace duet::test::client_side;
+namespace json = boost::json;
+
+client::client_options mode(client::connect_mode m) {
+    client::client_options o;
+    o.mode = m;
+    o.verdicts = nullptr;
+    o.probe_timeout = std::chrono::milliseconds(1500);
+    return o;
+}
+
+std::string slurp(std::string const& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string temp_log(std::string const& name) {
+    auto path = ::testing::TempDir() + "duet-client-" + std::to_string(::getpid()) + "-" + name + ".log";
+    std::remove(path.c_str());
+    return path;
+}
+
+TEST(LegacyConnect, ModernVersionIsAUsageErrorBeforeAnythingIsSpawned) {
+    // A command that does not exist: reaching the spawn would give spawn_failed, not usage.
+    auto o = mode(client::connect_mode::legacy);
+    o.version = protocol::version::v2026_07_28;
+    sync_client c;
+    auto r = c.connect(client::stdio_target{"/nonexistent/duet-test-server", {}}, o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, client::errc::usage);
+}
+
+TEST(LegacyConnect, ModernVersionOverHttpIsAUsageErrorBeforeAnyByteIsSent) {
+    auto o = mode(client::connect_mode::legacy);
+    o.version = protocol::version::v2026_07_28;
+    sync_client c;
+    // Port 9 on loopback: nothing listens; a connection attempt would fail with connect_failed.
+    auto r = c.connect(client::http_target{"http://127.0.0.1:9/mcp", {}}, o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, client::errc::usage);
+}
+
+TEST(LegacyConnect, OffersTheLatestHandshakeVersionAndAdoptsACounterOfferOnStdio) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    auto const log = temp_log("counter-offer");
+    ::setenv("FAKE_LOG", log.c_str(), 1);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "counter-offer"}},
+                       mode(client::connect_mode::legacy));
+    ::unsetenv("FAKE_LOG");
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->version(), protocol::version::v2025_03_26) << "the answer, not the offer";
+    c.close();
+    auto const sent = slurp(log);
+    EXPECT_NE(sent.find(R"("protocolVersion":"2025-11-25")"), std::string::npos) << sent;
+    EXPECT_NE(sent.find("notifications/initialized"), std::string::npos);
+}
+
+TEST(LegacyConnect, CounterOfferIsCarriedByTheNextVersionHeaderOnHttp) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    url_process server({node, fake("http_scripted.mjs"), "counter-offer"});
+    ASSERT_FALSE(server.url().empty());
+    sync_client c;
+    auto r = c.connect(client::http_target{server.url(), {}}, mode(client::connect_mode::legacy));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->version(), protocol::version::v2025_06_18);
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_TRUE(tools) << tools.error().to_string();
+    ASSERT_EQ(tools->size(), 1u);
+    EXPECT_EQ(tools->at(0).as_object().at("name"), "header-2025-06-18");
+}
+
+TEST(LegacyConnect, ModernInitializeResultIsRejected) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "modern-initialize"}},
+                       mode(client::connect_mode::legacy));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, client::errc::version_rejected);
+}
+
+TEST(ModernConnect, HandshakeVersionIsAUsageError) {
+    auto o = mode(client::connect_mode::modern);
+    o.version = protocol::version::v2025_06_18;
+    sync_client c;
+    auto r = c.connect(client::stdio_target{"/nonexistent/duet-test-server", {}}, o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, client::errc::usage);
+}
+
+TEST(ModernConnect, DeclaringRootsOrSamplingWarnsOfTheDeprecation) {
+    auto o = mode(client::connect_mode::modern);
+    std::vector<std::string> warnings;
+    o.on_warning = [&](std::string const& w) {
+        warnings.push_back(w);
+    };
+    o.inputs.sampling =
+        [](json::object const&) -> boost::system::result<json::object, jsonrpc::error_object> {
+        return json::object{};
+    };
+    sync_client c;
+    ASSERT_TRUE(c.connect(client::stdio_target{DUET_BINARY, {"serve", "--stdio"}}, o));
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("deprecated"), std::string::npos);
+
+    auto legacy = mode(client::connect_mode::legacy);
+    legacy.inputs = o.inputs;
+    legacy.on_warning = o.on_warning;
+    sync_client l;
+    ASSERT_TRUE(l.connect(client::stdio_target{DUET_BINARY, {"serve", "--stdio"}}, legacy));
+    EXPECT_EQ(warnings.size(), 1u) << "no warning on a legacy connect";
+}
+
+struct fallback_row {
+    std::string_view name;
+    std::string_view fake_mode;
+};
+
+void PrintTo(fallback_row const& r, std::ostream* os) {
+    *os << r.name;
+}
+
+class AutoFallsBack : public ::testing::TestWithParam<fallback_row> {};
+
+TEST_P(AutoFallsBack, ToInitializeOnALegacyStdioServer) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    sync_client c;
+    auto r =
+        c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), std::string(GetParam().fake_mode)}},
+                  mode(client::connect_mode::auto_detect));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->era(), protocol::era::legacy);
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_TRUE(tools) << tools.error().to_string();
+    EXPECT_EQ(tools->size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProbeOutcomes, AutoFallsBack,
+                         ::testing::Values(fallback_row{"ErrorAnswer", "legacy-error"},
+                                           fallback_row{"NoAnswer", "silent-on-discover"},
+                                           fallback_row{"ProcessExits", "exit-on-discover"}),
+                         [](auto const& row) { return std::string(row.param.name); });
+
+TEST(AutoConnect, FallsBackOnDuetsLegacyOnlyServersOverBothTransports) {
+    sync_client s;
+    auto r = s.connect(client::stdio_target{DUET_BINARY, {"serve", "--stdio", "--legacy-only"}},
+                       mode(client::connect_mode::auto_detect));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(s->era(), protocol::era::legacy);
+
+    test::http::inproc_server http({}, protocol::era_support::legacy_only);
+    sync_client h;
+    auto hr = h.connect(client::http_target{"http://" + http.ep().authority() + http.ep().path, {}},
+                        mode(client::connect_mode::auto_detect));
+    ASSERT_TRUE(hr) << hr.error().to_string();
+    EXPECT_EQ(h->era(), protocol::era::legacy);
+}
+
+TEST(AutoConnect, ReachesModernOnAModernOnlyServer) {
+    test::http::inproc_server http({}, protocol::era_support::modern_only);
+    sync_client h;
+    auto r = h.connect(client::http_target{"http://" + http.ep().authority() + http.ep().path, {}},
+                       mode(client::connect_mode::auto_detect));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(h->era(), protocol::era::modern);
+}
+
+TEST(AutoConnect, PinnedModernVersionIsNeverDowngraded) {
+    auto o = mode(client::connect_mode::auto_detect);
+    o.version = protocol::version::v2026_07_28;
+    sync_client c;
+    auto r = c.connect(client::stdio_target{DUET_BINARY, {"serve", "--stdio", "--legacy-only"}}, o);
+    ASSERT_FALSE(r) << "a legacy-only server cannot serve a pinned modern version";
+    EXPECT_NE(r.error().code, client::errc::usage);
+}
+
+TEST(AutoConnect, UnauthorizedIsAnAuthErrorNotLegacyEvidence) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    url_process server({node, fake("http_scripted.mjs"), "auth"});
+    ASSERT_FALSE(server.url().empty());
+    sync_client c;
+    auto r = c.connect(client::http_target{server.url(), {}}, mode(client::connect_mode::auto_detect));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, client::errc::auth_required);
+    EXPECT_EQ(r.error().http_status, 401u);
+}
+
+TEST(AutoConnect, FallsBackOnAnSdkStyleLegacyHttpServer) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    url_process server({node, fake("http_scripted.mjs"), "legacy-400"});
+    ASSERT_FALSE(server.url().empty());
+    sync_client c;
+    auto r = c.connect(client::http_target{server.url(), {}}, mode(client::connect_mode::auto_detect));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->era(), protocol::era::legacy);
+}
+
+TEST(AutoConnect, RemembersTheVerdictPerServer) {
+    client::verdict_cache verdicts;
+    auto o = mode(client::connect_mode::auto_detect);
+    o.verdicts = &verdicts;
+    client::stdio_target const dual{DUET_BINARY, {"serve", "--stdio"}};
+    {
+        sync_client c;
+        ASSERT_TRUE(c.connect(dual, o));
+    }
+    auto const known = verdicts.find(client::describe(dual));
+    ASSERT_TRUE(known);
+    EXPECT_EQ(known->era, protocol::era::modern);
+
+    // A remembered verdict is used without probing: told "legacy", the dual-era server is reached through
+    // initialize even though a probe would have said modern.
+    verdicts.remember(client::describe(dual),
+                      client::era_verdict{protocol::era::legacy, protocol::version::v2025_06_18});
+    sync_client again;
+    ASSERT_TRUE(again.connect(dual, o));
+    EXPECT_EQ(again->era(), protocol::era::legacy);
+    EXPECT_EQ(again->version(), protocol::version::v2025_06_18);
+}
+
+} // namespace
