@@ -1,0 +1,143 @@
+// The `duet` client commands as scripts use them: output on stdout (text, or JSON with --json), progress and
+// diagnostics on stderr, and the documented exit codes (apps/duet/client_cli.hpp): 0 ok, 1 tool error,
+// 2 usage, 3 unreachable, 4 JSON-RPC error.
+#include "client/sync_client.hpp"
+#include "http/servers.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace json = boost::json;
+
+struct outcome {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(std::string const& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `duet ARGS` through the shell with stdin from /dev/null.
+outcome duet(std::string const& args) {
+    static int counter = 0;
+    auto const base =
+        ::testing::TempDir() + "duet-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::string command = DUET_BINARY;
+    command += " " + args + " </dev/null >" + base + ".out 2>" + base + ".err";
+    int const status = std::system(command.c_str());
+    outcome o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = slurp(base + ".out");
+    o.err = slurp(base + ".err");
+    return o;
+}
+
+std::string stdio_server_args() {
+    std::string s = " -- ";
+    s.append(DUET_BINARY);
+    s.append(" serve --stdio");
+    return s;
+}
+std::string const stdio_server = stdio_server_args();
+
+TEST(DuetCli, CallPrintsTheToolTextAndExitsZero) {
+    auto const o = duet("call echo text=hello" + stdio_server);
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_EQ(o.out, "hello\n");
+}
+
+TEST(DuetCli, ValuesThatLookLikeJsonAreJson) {
+    auto const o = duet("call add a=2 b=3.5 --json" + stdio_server);
+    ASSERT_EQ(o.code, 0) << o.err;
+    auto const r = json::parse(o.out).as_object();
+    EXPECT_EQ(r.at("structuredContent").at("result"), 5.5);
+}
+
+TEST(DuetCli, ToolErrorExitsOneWithTheTextOnStderr) {
+    auto const o = duet("call add a=x b=2" + stdio_server);
+    EXPECT_EQ(o.code, 1);
+    EXPECT_TRUE(o.out.empty());
+    EXPECT_NE(o.err.find("Invalid arguments"), std::string::npos) << o.err;
+}
+
+TEST(DuetCli, ProgressGoesToStderrAndQuietSilencesIt) {
+    auto const o = duet("call countdown n=2" + stdio_server);
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_NE(o.err.find("progress 1/2"), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "liftoff after 2 steps\n");
+    auto const q = duet("call -q countdown n=2" + stdio_server);
+    EXPECT_EQ(q.err.find("progress"), std::string::npos) << q.err;
+}
+
+TEST(DuetCli, JsonListsAreJsonArrays) {
+    auto const o = duet("tools --json --era legacy" + stdio_server);
+    ASSERT_EQ(o.code, 0) << o.err;
+    EXPECT_EQ(json::parse(o.out).as_array().size(), 4u);
+}
+
+TEST(DuetCli, DiscoverNamesTheEraEachModeReaches) {
+    for (auto const* era : {"legacy", "modern", "auto"}) {
+        auto const o = duet(std::string("discover --json --era ") + era + stdio_server);
+        ASSERT_EQ(o.code, 0) << era << ": " << o.err;
+        auto const r = json::parse(o.out).as_object();
+        EXPECT_EQ(r.at("era"), std::string_view(era) == "legacy" ? "legacy" : "modern") << era;
+        EXPECT_EQ(r.at("serverInfo").at("name"), "duet-demo");
+    }
+}
+
+TEST(DuetCli, ServerErrorExitsFourAndShowsTheCode) {
+    auto const o = duet("call no_such_tool" + stdio_server);
+    EXPECT_EQ(o.code, 4);
+    EXPECT_NE(o.err.find("-32602"), std::string::npos) << o.err;
+}
+
+TEST(DuetCli, UsageErrorsExitTwoBeforeAnythingRuns) {
+    auto const no_server = duet("tools");
+    EXPECT_EQ(no_server.code, 2);
+    EXPECT_NE(no_server.err.find("which server"), std::string::npos) << no_server.err;
+
+    auto const bad_era = duet("tools --era newest" + stdio_server);
+    EXPECT_EQ(bad_era.code, 2);
+
+    auto const modern_on_legacy =
+        duet("tools --era legacy --protocol-version 2026-07-28 -- /nonexistent/server");
+    EXPECT_EQ(modern_on_legacy.code, 2) << modern_on_legacy.err;
+    EXPECT_NE(modern_on_legacy.err.find("2026-07-28"), std::string::npos);
+
+    auto const bad_argument = duet("call echo text" + stdio_server);
+    EXPECT_EQ(bad_argument.code, 2);
+    EXPECT_NE(bad_argument.err.find("key=value"), std::string::npos) << bad_argument.err;
+}
+
+TEST(DuetCli, UnreachableServerExitsThree) {
+    auto const refused = duet("tools http://127.0.0.1:9/mcp");
+    EXPECT_EQ(refused.code, 3);
+    auto const missing = duet("tools -- /nonexistent/duet-server");
+    EXPECT_EQ(missing.code, 3);
+    EXPECT_NE(missing.err.find("/nonexistent/duet-server"), std::string::npos) << missing.err;
+}
+
+TEST(DuetCli, ReadsAndPromptsOverHttp) {
+    duet::test::http::inproc_server http;
+    auto const url = "http://" + http.ep().authority() + http.ep().path;
+    auto const read = duet("read duet://demo/readme " + url);
+    EXPECT_EQ(read.code, 0) << read.err;
+    EXPECT_NE(read.out.find("# Duet demo"), std::string::npos);
+    auto const prompt = duet("prompt --era legacy review language=go " + url);
+    EXPECT_EQ(prompt.code, 0) << prompt.err;
+    EXPECT_NE(prompt.out.find("user: Please review this go code"), std::string::npos) << prompt.out;
+}
+
+} // namespace
