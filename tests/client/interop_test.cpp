@@ -10,8 +10,16 @@
 // Skipped where node or the npm packages are not installed (scripts/bootstrap installs them).
 #include "client/sync_client.hpp"
 #include "client/url_process.hpp"
+#include "http/servers.hpp"
 
+#include <boost/json/parse.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -113,5 +121,47 @@ TEST_P(TypescriptV1StdioServer, IsReachedThroughInitialize) {
 INSTANTIATE_TEST_SUITE_P(Interop, TypescriptV1StdioServer,
                          ::testing::Values(client::connect_mode::legacy, client::connect_mode::auto_detect),
                          [](auto const& row) { return std::string(to_string(row.param)); });
+
+struct v2_client_row {
+    std::string_view mode;
+    std::string_view era;
+    std::string_view version;
+};
+
+void PrintTo(v2_client_row const& r, std::ostream* os) {
+    *os << r.mode;
+}
+
+class TypescriptV2Client : public ::testing::TestWithParam<v2_client_row> {};
+
+TEST_P(TypescriptV2Client, UsesDuetsServer) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_PEERS(node);
+    duet::test::http::inproc_server http;
+    auto const url = "http://" + http.ep().authority() + http.ep().path;
+    auto const out = ::testing::TempDir() + "duet-v2-client-" + std::to_string(::getpid()) + ".out";
+    std::string command = node;
+    command +=
+        " " + peer("v2_client.mjs") + " " + url + " " + std::string(GetParam().mode) + " </dev/null >" + out;
+    int const status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the v2 client failed (see its stderr above)";
+    std::ifstream in(out);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto const seen = json::parse(text.str()).as_object();
+    EXPECT_EQ(seen.at("era"), json::value(GetParam().era));
+    EXPECT_EQ(seen.at("version"), json::value(GetParam().version));
+    EXPECT_EQ(seen.at("tools"), (json::array{"add", "ask_name", "countdown", "echo"}));
+    EXPECT_EQ(seen.at("echo"), "from the v2 client");
+    EXPECT_EQ(seen.at("read").as_string().subview().substr(0, 11), "# Duet demo");
+    EXPECT_EQ(seen.at("prompt").as_string().subview().substr(0, 27), "Please review this go code:");
+}
+
+INSTANTIATE_TEST_SUITE_P(Interop, TypescriptV2Client,
+                         ::testing::Values(v2_client_row{"legacy", "legacy", "2025-11-25"},
+                                           v2_client_row{"auto", "modern", "2026-07-28"},
+                                           v2_client_row{"modern", "modern", "2026-07-28"}),
+                         [](auto const& row) { return std::string(row.param.mode); });
 
 } // namespace
