@@ -403,8 +403,22 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                         return;
                     }
                 }
-                if (n.method == "notifications/cancelled")
+                if (n.method == "notifications/cancelled") {
+                    // The server ends a request: on stdio this is one way a listen ends (DIGEST §15.1), which
+                    // counts as a graceful end; any other request gets no answer any more.
+                    auto const* rid = params.if_contains("requestId");
+                    auto const id = rid ? jsonrpc::request_id::from_json(*rid) : std::nullopt;
+                    auto const it = id ? pending_.find(*id) : pending_.end();
+                    if (it == pending_.end() || it->second->outcome)
+                        return;
+                    if (listens_.contains(*id))
+                        it->second->outcome = answer{json::object{}, 0};
+                    else
+                        it->second->outcome =
+                            answer{make_error(errc::cancelled, "the server cancelled the request")};
+                    it->second->timer.cancel();
                     return;
+                }
                 auto watchers = watchers_;
                 for (auto& kv : watchers)
                     kv.second(n.method, params);
