@@ -43,10 +43,6 @@ std::string const& wav_base64() {
     return encoded;
 }
 
-json::object no_arguments() {
-    return {{"type", "object"}, {"properties", json::object{}}};
-}
-
 json::object json_schema_2020_12() {
     return {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
             {"type", "object"},
@@ -73,6 +69,10 @@ json::object json_schema_2020_12() {
 }
 
 } // namespace
+
+json::object no_arguments() {
+    return {{"type", "object"}, {"properties", json::object{}}};
+}
 
 std::string const& png_base64() {
     static std::string const encoded =

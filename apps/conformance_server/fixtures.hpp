@@ -35,6 +35,9 @@ void add_prompts(server::server& srv);
 [[nodiscard]] server::tool simple_text_tool();
 [[nodiscard]] server::prompt simple_prompt();
 
+/// The inputSchema of a tool that takes no arguments.
+[[nodiscard]] boost::json::object no_arguments();
+
 /// A 1x1 PNG, base64.
 [[nodiscard]] std::string const& png_base64();
 

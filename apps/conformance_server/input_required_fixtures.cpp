@@ -12,10 +12,6 @@ using boost::asio::awaitable;
 
 namespace {
 
-json::object no_arguments() {
-    return {{"type", "object"}, {"properties", json::object{}}};
-}
-
 json::object form(std::string_view message, std::string_view field, std::string_view type) {
     return {{"message", message},
             {"requestedSchema",

@@ -16,10 +16,6 @@ using boost::asio::awaitable;
 
 namespace {
 
-json::object no_arguments() {
-    return {{"type", "object"}, {"properties", json::object{}}};
-}
-
 json::object one_string_argument(std::string_view name, std::string_view description) {
     return {{"type", "object"},
             {"properties", {{name, {{"type", "string"}, {"description", description}}}}},
