@@ -5,10 +5,13 @@
 #include <duet/client/negotiation.hpp>
 #include <duet/protocol/envelope.hpp>
 #include <duet/protocol/errors.hpp>
+#include <duet/protocol/input_key.hpp>
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/protocol/request_headers.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdio>
@@ -68,6 +71,8 @@ client::impl::impl(asio::any_io_executor ex, server_target target, client_option
         client_caps_["sampling"] = json::object{};
     if (options_.inputs.roots)
         client_caps_["roots"] = json::object{};
+    if (options_.capabilities)
+        client_caps_ = *options_.capabilities;
 }
 
 void client::impl::warn(std::string const& text) const {
@@ -128,7 +133,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     if (modern) {
         protocol::request_envelope env;
         env.version = version_;
-        env.client_capabilities = client_caps_;
+        env.client_capabilities = options.client_capabilities.value_or(client_caps_);
         env.client_info = options_.client_info;
         if (options_.log_level)
             env.log_level = protocol::parse_log_level(*options_.log_level);
@@ -157,6 +162,8 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
 
     auto p = std::make_shared<pending>(ex_);
     pending_[id] = p;
+    if (options.on_input)
+        input_routes_.emplace_back(id, options.on_input);
     auto const timeout = options.timeout.value_or(options_.request_timeout);
     if (timeout.count() > 0)
         p->timer.expires_after(timeout);
@@ -183,6 +190,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
             break; // timed out
     }
     pending_.erase(id);
+    std::erase_if(input_routes_, [&](auto const& route) { return route.first == id; });
     if (!token.empty())
         progress_.erase(token);
     if (p->outcome)
@@ -269,6 +277,18 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
                     co_return make_error(errc::protocol_violation,
                                          "input request \"" + std::string(kv.key()) + "\" names no method");
                 std::string_view const what = m->get_string();
+                json::object const empty;
+                auto const* p = object_at(*req, "params");
+                if (options.on_input) {
+                    input_question q{std::string(what), p ? *p : empty, std::string(kv.key())};
+                    auto answer = co_await options.on_input(std::move(q));
+                    if (!answer)
+                        co_return make_error(errc::cancelled,
+                                             std::string(what) + " was refused: " + answer.error().message);
+                    answer->erase("resultType");
+                    responses[kv.key()] = std::move(*answer);
+                    continue;
+                }
                 input_handlers::handler const* h = what == "elicitation/create" ? &options_.inputs.elicitation
                                                    : what == "sampling/createMessage"
                                                        ? &options_.inputs.sampling
@@ -277,8 +297,6 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
                 if (!h || !*h)
                     co_return make_error(errc::usage, "the server asked for " + std::string(what) +
                                                           ", which this client has no handler for");
-                json::object const empty;
-                auto const* p = object_at(*req, "params");
                 auto answer = (*h)(p ? *p : empty);
                 if (!answer)
                     co_return make_error(errc::cancelled,
@@ -288,6 +306,19 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
             }
         }
         round_params = retry_params(params, std::move(responses), r->if_contains("requestState"));
+    }
+}
+
+// A legacy server-to-client request answered by a request's async_input_handler.
+awaitable<void> client::impl::answer_async(std::shared_ptr<impl> self, async_input_handler handler,
+                                           jsonrpc::request_id id, input_question q) {
+    auto answer = co_await handler(std::move(q));
+    jsonrpc::message reply = answer ? jsonrpc::message{jsonrpc::response{id, std::move(*answer)}}
+                                    : jsonrpc::message{jsonrpc::error_response{id, answer.error()}};
+    if (self->transport_ && !self->closed_) {
+        detail::send_facts facts;
+        facts.legacy_session = true;
+        self->transport_->send(std::move(reply), std::move(facts));
     }
 }
 
@@ -331,6 +362,16 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                                                            : nullptr;
                 if (r.method == "ping") {
                     // {} as built above
+                } else if (!input_routes_.empty()) {
+                    // A request that answers for itself is in flight: the question is its (async).
+                    input_question q{r.method, params, {}};
+                    if (auto const* meta = object_at(params, "_meta"))
+                        if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
+                            k && k->is_string())
+                            q.key = std::string(k->get_string());
+                    asio::co_spawn(ex_, answer_async(self, input_routes_.back().second, r.id, std::move(q)),
+                                   asio::detached);
+                    return;
                 } else if (h && *h) {
                     auto answer = (*h)(params);
                     if (answer)

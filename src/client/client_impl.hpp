@@ -50,6 +50,9 @@ public:
     boost::asio::awaitable<result<boost::json::object>>
     async_cached(std::string method, boost::json::object params, request_options const& options);
     void notify(std::string method, boost::json::object params);
+    /// Answers a legacy server-to-client request through an in-flight request's own handler.
+    static boost::asio::awaitable<void> answer_async(std::shared_ptr<impl> self, async_input_handler handler,
+                                                     jsonrpc::request_id id, input_question q);
 
     // ---- connecting ----
     boost::asio::awaitable<result<void>> async_initialize(protocol::version offer);
@@ -82,6 +85,8 @@ public:
     std::int64_t next_id_ = 1;
     std::map<jsonrpc::request_id, std::shared_ptr<pending>> pending_;
     std::map<std::string, std::function<void(progress_event const&)>> progress_;
+    /// The in-flight requests that answer questions themselves (request_options::on_input), oldest first.
+    std::vector<std::pair<jsonrpc::request_id, async_input_handler>> input_routes_;
     std::map<jsonrpc::request_id, std::function<void(listen_event const&)>> listens_;
     std::map<int, std::function<void(std::string const&, boost::json::object const&)>> watchers_;
     int next_watcher_ = 0;

@@ -1,4 +1,5 @@
 #include <duet/protocol/errors.hpp>
+#include <duet/protocol/input_key.hpp>
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
@@ -172,6 +173,15 @@ request_context::async_inputs(std::vector<input_request> requests) {
             }
             results.emplace_back(peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt});
             asked_at.push_back(i);
+            // The question's modern key rides along, for a gateway that turns this into a modern round.
+            if (r.params.is_null())
+                r.params = boost::json::object{};
+            if (auto* p = r.params.if_object()) {
+                auto& meta = (*p)["_meta"];
+                if (!meta.is_object())
+                    meta = boost::json::object{};
+                meta.get_object()[protocol::meta_key::input_key] = r.key;
+            }
             asks.push_back(boost::asio::co_spawn(
                 ex, async_request_client(std::move(r.method), std::move(r.params)), boost::asio::deferred));
         }

@@ -57,6 +57,20 @@ struct input_handlers {
     handler roots;
 };
 
+/// A question the server asks during one request: a legacy server-to-client request, or one inputRequest
+/// of a modern input_required round.
+struct input_question {
+    std::string method; ///< elicitation/create, sampling/createMessage, roots/list
+    boost::json::object params;
+    /// The question's key: its inputRequests key (modern), or the one a legacy Duet server names in
+    /// `_meta` (duet/protocol/input_key.hpp); empty when the server named none.
+    std::string key;
+};
+/// The answer to an input_question: the result object, or a JSON-RPC error for the server.
+using input_answer = boost::system::result<boost::json::object, jsonrpc::error_object>;
+/// Answers one request's questions without blocking the client (request_options::on_input).
+using async_input_handler = std::function<boost::asio::awaitable<input_answer>(input_question)>;
+
 /// One notifications/progress for a request.
 struct progress_event {
     double progress = 0;
@@ -89,6 +103,12 @@ struct request_options {
     std::shared_ptr<cancellation> cancel;
     std::optional<std::chrono::milliseconds> timeout; ///< default: client_options::request_timeout
     bool bypass_cache = false;                        ///< fetch even when a fresh cached result exists
+    /// Answers what the server asks during this request, instead of client_options::inputs: each
+    /// inputRequest of a modern input_required round, and (legacy) every server-to-client request that
+    /// arrives while this request is in flight (the latest such request's handler when several are).
+    async_input_handler on_input;
+    /// Modern: the ClientCapabilities this request declares, instead of the connection's.
+    std::optional<boost::json::object> client_capabilities;
 };
 
 struct client_options {
@@ -112,6 +132,9 @@ struct client_options {
     /// Modern: the logLevel to ask for on every request (deprecated in 2026-07-28; absent: no log lines).
     std::optional<std::string> log_level;
     bool use_cache = true;
+    /// The ClientCapabilities to declare instead of those derived from `inputs` (a gateway declares what
+    /// its own client declared, and answers through request_options::on_input).
+    std::optional<boost::json::object> capabilities;
 };
 
 /// What subscriptions/listen (modern) or the legacy notification stream should deliver.
