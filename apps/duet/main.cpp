@@ -13,6 +13,7 @@
 #include <duet/transport/stdio.hpp>
 
 #include "client_cli.hpp"
+#include "cmd_gateway.hpp"
 #include "demo_server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     CLI::App app{"duet: a dual-era Model Context Protocol toolkit"};
     app.require_subcommand(1);
     auto run_client = duet::apps::add_client_commands(app, server_command);
+    auto run_gateway = duet::apps::add_gateway_command(app);
 
     auto* versions = app.add_subcommand("versions", "List the MCP protocol versions and their eras");
 
@@ -67,6 +69,8 @@ int main(int argc, char** argv) {
 
     if (versions->parsed())
         return print_versions();
+    if (int const code = run_gateway(); code >= 0)
+        return code;
     if (!serve->parsed()) {
         int const code = run_client();
         if (code >= 0)

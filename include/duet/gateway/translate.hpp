@@ -1,0 +1,48 @@
+// File: duet/gateway/translate.hpp
+//
+// The gateway's pure translations between a downstream request and its upstream: what an upstream says about
+// itself (InitializeResult or DiscoverResult) as a server's description, the params a forwarded request
+// carries upstream (the downstream's envelope and input-round fields belong to the gateway), a result's own
+// cache hints, and an upstream failure as the downstream's JSON-RPC error.
+//
+//     auto caps = capabilities_from_json(init.at("capabilities").as_object());
+//     auto up = upstream_params(method_id::tools_call, params, /*lenient_args=*/false);  // or -32602
+#pragma once
+
+#include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/errors.hpp>
+#include <duet/protocol/method_table.hpp>
+#include <duet/protocol/shaping.hpp>
+#include <duet/server/server.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace duet::gateway {
+
+/// A ServerCapabilities object (of any version) as the capabilities a server advertises. Unknown members
+/// are ignored; `experimental` and `extensions` pass through.
+[[nodiscard]] protocol::server_capabilities capabilities_from_json(boost::json::object const& caps);
+
+/// An Implementation object (serverInfo) as a server's description; missing name/version become "unknown".
+[[nodiscard]] server::implementation_info implementation_from_json(boost::json::object const& info);
+
+/// The params of `method` as they go upstream: without `requestState` and `inputResponses` (the gateway's
+/// own input rounds), without the downstream's envelope keys and progress token in `_meta` (the upstream
+/// connection writes its own; other `_meta` keys pass). tools/call arguments sent flat in `payload` are moved
+/// into `arguments` when `lenient_args`, and refused with -32602 otherwise.
+[[nodiscard]] boost::system::result<boost::json::object, protocol::error_object>
+upstream_params(protocol::method_id method, boost::json::object params, bool lenient_args);
+
+/// Takes a result's own modern fields out of it: `resultType`, and `ttlMs` / `cacheScope` as the hints to
+/// serve it with (defaults when absent or malformed), plus the upstream's serverInfo in `_meta`.
+[[nodiscard]] protocol::cache_hints take_result_hints(boost::json::object& result);
+
+/// The downstream's error for an upstream that failed without a JSON-RPC error of its own (gone, timed out,
+/// broke the protocol): -32603 naming the upstream and what happened.
+[[nodiscard]] protocol::error_object upstream_unavailable(std::string_view upstream, std::string_view what);
+
+} // namespace duet::gateway

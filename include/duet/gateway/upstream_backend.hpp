@@ -1,0 +1,103 @@
+// File: duet/gateway/upstream_backend.hpp
+//
+// `duet gateway`'s core: a server backend (duet/server/server.hpp) that serves what one upstream MCP server
+// offers, of either era, to downstream clients of both eras. The server in front keeps admission, sessions,
+// listens, input rounds and shaping; this backend forwards lists, calls, reads, gets and completion over
+// duet::client connections, and brings back what the upstream asks and announces:
+//
+//  - modern downstream requests go over a small pool of upstream connections, each serving one call at a
+//    time; for a legacy upstream the pool is keyed by the request's client capabilities (an upstream
+//    session declares exactly what the downstream request declared);
+//  - each legacy downstream session of a legacy upstream gets a connection of its own (a stdio upstream: a
+//    child of its own), opened with the session's capabilities, closed when the session ends;
+//  - a question the upstream asks during a call reaches the downstream client: a real request in a legacy
+//    session, an input_required round for a modern request (the call waits, parked, for the retry; a retry
+//    that finds no parked call replays it, reusing the answers the client sends again);
+//  - upstream list changes and resource updates are announced downstream; resources watched downstream are
+//    subscribed upstream while watched;
+//  - an upstream that fails is a -32603 error naming it, never a hang; a stdio child that died is started
+//    again for the next request.
+//
+//     auto up = co_await upstream_backend::async_create(options);     // on the upstream executor
+//     duet::server::server srv((*up)->describe());
+//     (*up)->attach(srv);                                               // srv now serves the upstream
+//
+// @par Threads
+// The backend and every upstream connection live on the executor async_create ran on, which must run one
+// handler at a time (an io_context with one thread, or a strand); downstream handlers reach it from their
+// own executors.
+#pragma once
+
+#include <duet/client/client.hpp>
+#include <duet/server/server.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace duet::gateway {
+
+struct gateway_options {
+    client::server_target upstream;
+    /// How to reach the upstream's era: legacy, modern, or auto (probe server/discover, fall back).
+    client::connect_mode mode = client::connect_mode::auto_detect;
+    /// Accept tool arguments sent flat in `params.payload` (moved into `arguments`); otherwise -32602.
+    bool lenient_args = false;
+    /// Idle upstream connections kept per capability set (legacy upstream) or in all (modern upstream).
+    std::size_t idle_connections = 4;
+    /// How long one forwarded request may take upstream.
+    std::chrono::milliseconds request_timeout = std::chrono::minutes(5);
+    /// How long a call waits, parked, for a modern client to retry with its answer.
+    std::chrono::seconds parked_ttl = std::chrono::minutes(10);
+    /// One line per forwarded request (method, era in, era out, upstream, status, latency); default: stderr.
+    std::function<void(std::string const&)> log;
+};
+
+class upstream_backend : public server::backend, public std::enable_shared_from_this<upstream_backend> {
+public:
+    /// Connects once to learn the upstream (its InitializeResult or DiscoverResult); that connection stays
+    /// open to hear the upstream's announcements. Fails as the connection did.
+    [[nodiscard]] static boost::asio::awaitable<client::result<std::shared_ptr<upstream_backend>>>
+    async_create(gateway_options options);
+
+    ~upstream_backend() override;
+
+    /// Server options describing the upstream (its info and instructions); set the gateway's own knobs on
+    /// top before constructing the server.
+    [[nodiscard]] server::server_options describe() const;
+    /// Serves `srv` from the upstream from now on: sets itself as srv's backend, learns the upstream tools'
+    /// x-mcp-header bindings and relays the upstream's announcements to srv until detach() (call it before
+    /// srv goes).
+    void attach(server::server& srv);
+    /// Stops announcing to the attached server.
+    void detach();
+    /// Ends every upstream connection and parked call.
+    [[nodiscard]] boost::asio::awaitable<void> async_close();
+
+    /// The upstream's era and version, as found when connecting.
+    [[nodiscard]] protocol::era era() const noexcept;
+    [[nodiscard]] protocol::version version() const noexcept;
+
+    // ---- server::backend ---------------------------------------------------------------------------------
+    [[nodiscard]] protocol::server_capabilities capabilities() const override;
+    [[nodiscard]] boost::asio::awaitable<server::serve_result>
+    async_serve(protocol::method_id method, boost::json::object const& params,
+                server::request_context& ctx) override;
+    void on_watch(std::string const& uri, bool watched) override;
+    [[nodiscard]] std::shared_ptr<void> on_session(protocol::version version,
+                                                   boost::json::object const& client_capabilities,
+                                                   boost::json::object const& client_info) override;
+
+    class impl;
+
+private:
+    explicit upstream_backend(std::shared_ptr<impl> p) : impl_(std::move(p)) {}
+    std::shared_ptr<impl> impl_;
+};
+
+} // namespace duet::gateway

@@ -1,0 +1,129 @@
+// The gateway's pure translations (duet/gateway/translate.hpp).
+#include <duet/gateway/translate.hpp>
+#include <duet/protocol/meta_keys.hpp>
+
+#include <boost/json/array.hpp>
+
+namespace duet::gateway {
+
+namespace json = boost::json;
+
+namespace {
+
+json::object const* object_at(json::object const& o, std::string_view key) {
+    auto const* v = o.if_contains(key);
+    return v ? v->if_object() : nullptr;
+}
+
+bool flag(json::object const* o, std::string_view key) {
+    auto const* v = o ? o->if_contains(key) : nullptr;
+    return v && v->is_bool() && v->get_bool();
+}
+
+std::string text_at(json::object const& o, std::string_view key) {
+    auto const* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+}
+
+} // namespace
+
+protocol::server_capabilities capabilities_from_json(json::object const& caps) {
+    protocol::server_capabilities c;
+    if (auto const* tools = object_at(caps, "tools")) {
+        c.tools = true;
+        c.tools_list_changed = flag(tools, "listChanged");
+    }
+    if (auto const* resources = object_at(caps, "resources")) {
+        c.resources = true;
+        c.resources_list_changed = flag(resources, "listChanged");
+        c.resources_subscribe = flag(resources, "subscribe");
+    }
+    if (auto const* prompts = object_at(caps, "prompts")) {
+        c.prompts = true;
+        c.prompts_list_changed = flag(prompts, "listChanged");
+    }
+    c.completions = object_at(caps, "completions") != nullptr;
+    c.logging = object_at(caps, "logging") != nullptr;
+    if (auto const* e = object_at(caps, "experimental"))
+        c.experimental = *e;
+    if (auto const* e = object_at(caps, "extensions"))
+        c.extensions = *e;
+    return c;
+}
+
+server::implementation_info implementation_from_json(json::object const& info) {
+    server::implementation_info i;
+    i.name = text_at(info, "name");
+    if (i.name.empty())
+        i.name = "unknown";
+    i.version = text_at(info, "version");
+    if (i.version.empty())
+        i.version = "unknown";
+    i.title = text_at(info, "title");
+    i.description = text_at(info, "description");
+    i.website_url = text_at(info, "websiteUrl");
+    if (auto const* icons = info.if_contains("icons"); icons && icons->is_array())
+        i.icons = icons->get_array();
+    return i;
+}
+
+boost::system::result<json::object, protocol::error_object>
+upstream_params(protocol::method_id method, json::object params, bool lenient_args) {
+    params.erase("requestState");
+    params.erase("inputResponses");
+    if (auto* meta = params.if_contains("_meta"); meta && meta->is_object()) {
+        auto& m = meta->get_object();
+        for (auto key : {protocol::meta_key::protocol_version, protocol::meta_key::client_capabilities,
+                         protocol::meta_key::client_info, protocol::meta_key::log_level,
+                         protocol::meta_key::progress_token})
+            m.erase(key);
+        if (m.empty())
+            params.erase("_meta");
+    } else if (meta) {
+        params.erase("_meta"); // not an object: absent metadata (ERA-POLICY step 1)
+    }
+    if (method == protocol::method_id::tools_call && params.contains("payload")) {
+        if (!lenient_args)
+            return protocol::invalid_params(
+                "Invalid params: tool arguments belong in \"arguments\", not \"payload\" (this gateway runs "
+                "without --lenient-args)");
+        if (params.contains("arguments"))
+            return protocol::invalid_params(
+                "Invalid params: both \"arguments\" and \"payload\" given; send the arguments once");
+        auto payload = params.at("payload");
+        if (!payload.is_object())
+            return protocol::invalid_params("Invalid params: \"payload\" must be an object of arguments");
+        params.erase("payload");
+        params["arguments"] = std::move(payload);
+    }
+    return params;
+}
+
+protocol::cache_hints take_result_hints(json::object& result) {
+    protocol::cache_hints hints;
+    if (auto const* ttl = result.if_contains("ttlMs")) {
+        if (ttl->is_int64() && ttl->get_int64() >= 0)
+            hints.ttl_ms = ttl->get_int64();
+        else if (ttl->is_uint64())
+            hints.ttl_ms = static_cast<std::int64_t>(std::min<std::uint64_t>(ttl->get_uint64(), INT64_MAX));
+    }
+    if (auto const* scope = result.if_contains("cacheScope"); scope && *scope == "public")
+        hints.scope = protocol::cache_scope::public_cache;
+    result.erase("ttlMs");
+    result.erase("cacheScope");
+    result.erase("resultType");
+    if (auto* meta = result.if_contains("_meta"); meta && meta->is_object()) {
+        meta->get_object().erase(protocol::meta_key::server_info);
+        if (meta->get_object().empty())
+            result.erase("_meta");
+    }
+    return hints;
+}
+
+protocol::error_object upstream_unavailable(std::string_view upstream, std::string_view what) {
+    return protocol::make_error(protocol::errc::internal_error, "Internal error: the upstream server " +
+                                                                    std::string(upstream) +
+                                                                    " did not answer: " + std::string(what));
+}
+
+} // namespace duet::gateway

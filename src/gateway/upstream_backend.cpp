@@ -1,0 +1,687 @@
+// The gateway's backend: downstream requests forwarded over upstream connections, and what the upstream
+// asks and announces brought back (duet/gateway/upstream_backend.hpp).
+#include <duet/gateway/translate.hpp>
+#include <duet/gateway/upstream_backend.hpp>
+#include <duet/protocol/envelope.hpp>
+#include <duet/protocol/param_headers.hpp>
+#include <duet/server/request_context.hpp>
+
+#include "forwarded_call.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <random>
+#include <vector>
+
+namespace duet::gateway {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using detail::call_step;
+using detail::forwarded_call;
+
+namespace {
+
+/// The handler's state key naming the parked call of a modern request across its input rounds.
+constexpr std::string_view parked_key = "duet.gateway/call";
+/// How often a waiting handler looks at its request's cancellation.
+constexpr auto poll_interval = std::chrono::milliseconds(200);
+
+std::string random_handle() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                  static_cast<unsigned long long>(rng()));
+    return buf;
+}
+
+std::string era_text(protocol::era e, protocol::version v) {
+    return std::string(e == protocol::era::modern ? "modern" : "legacy") + "(" +
+           std::string(protocol::to_string(v)) + ")";
+}
+
+} // namespace
+
+/// One upstream connection and the calls it carries now (the last one hears the upstream's log lines).
+struct upstream_connection {
+    std::shared_ptr<client::client> client;
+    std::string key;
+    std::vector<std::weak_ptr<forwarded_call>> active;
+    bool broken = false;
+
+    void route_log(client::log_event const& e) {
+        std::erase_if(active, [](auto const& w) { return w.expired(); });
+        if (!active.empty())
+            if (auto c = active.back().lock())
+                c->relay_log(e);
+    }
+};
+
+/// What one legacy downstream session keeps (legacy upstream): its own upstream connection, opened with
+/// its capabilities at its first request, closed when the session ends.
+struct session_upstream {
+    asio::any_io_executor ex;
+    json::object capabilities;
+    std::shared_ptr<upstream_connection> connection;
+    bool connecting = false;
+
+    ~session_upstream();
+};
+
+/// What a handler hands to the upstream side to start a call.
+struct call_spec {
+    std::string handle; ///< the parked call a retry names (empty: none)
+    protocol::method_id method{};
+    json::object params;
+    json::object capabilities;
+    bool modern_downstream = false;
+    std::shared_ptr<session_upstream> session;
+};
+
+class upstream_backend::impl : public std::enable_shared_from_this<impl> {
+public:
+    impl(asio::any_io_executor ex, gateway_options options)
+        : ex_(std::move(ex)), options_(std::move(options)), name_(client::describe(options_.upstream)) {}
+
+    void log_line(std::string const& line) const {
+        if (options_.log)
+            options_.log(line);
+        else
+            std::fprintf(stderr, "%s\n", line.c_str());
+    }
+
+    client::client_options connection_options(std::optional<json::object> capabilities,
+                                              std::weak_ptr<upstream_connection> conn) {
+        client::client_options o;
+        o.mode = era_ == protocol::era::modern ? client::connect_mode::modern : client::connect_mode::legacy;
+        o.version = version_;
+        o.client_info = json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
+        o.capabilities = std::move(capabilities);
+        o.request_timeout = options_.request_timeout;
+        o.verdicts = nullptr;
+        o.use_cache = false;
+        o.on_warning = [](std::string const&) {
+        }; // deprecations are the downstream client's business
+        if (era_ == protocol::era::modern)
+            o.log_level = "debug"; // every line comes back; the downstream's own threshold filters
+        o.on_log = [conn](client::log_event const& e) {
+            if (auto c = conn.lock())
+                c->route_log(e);
+        };
+        // A stdio child is a server of its own: whatever it announces is news. HTTP sessions of one server
+        // all hear the same announcement; the control connection relays it once.
+        if (!std::holds_alternative<client::http_target>(options_.upstream)) {
+            std::weak_ptr<impl> self = weak_from_this();
+            o.on_notification = [self](std::string const& method, json::object const& params) {
+                if (auto s = self.lock())
+                    s->on_upstream_notification(method, params);
+            };
+        }
+        return o;
+    }
+
+    void on_upstream_notification(std::string const& method, json::object const& params) {
+        using kind = server::server_event::kind;
+        bool tools_changed = false;
+        {
+            std::lock_guard lock(server_mutex_);
+            if (!server_)
+                return;
+            if (method == "notifications/tools/list_changed") {
+                server_->notify_list_changed(kind::tools_changed);
+                tools_changed = true;
+            } else if (method == "notifications/prompts/list_changed") {
+                server_->notify_list_changed(kind::prompts_changed);
+            } else if (method == "notifications/resources/list_changed") {
+                server_->notify_list_changed(kind::resources_changed);
+            } else if (method == "notifications/resources/updated") {
+                if (auto const* uri = params.if_contains("uri"); uri && uri->is_string())
+                    server_->notify_resource_updated(std::string(uri->get_string()));
+            }
+        }
+        if (tools_changed) // the new tools' x-mcp-header bindings
+            asio::co_spawn(ex_, learn_tools(shared_from_this()), asio::detached);
+    }
+
+    // The x-mcp-header bindings of the upstream's tools, for the server's HTTP header admission.
+    static awaitable<void> learn_tools(std::shared_ptr<impl> self) {
+        if (!self->caps_.tools || !self->control_)
+            co_return;
+        auto tools = co_await self->control_->async_list_tools();
+        if (!tools)
+            co_return;
+        std::lock_guard lock(self->server_mutex_);
+        if (!self->server_)
+            co_return;
+        for (auto const& t : *tools) {
+            auto const* o = t.if_object();
+            auto const* name = o ? o->if_contains("name") : nullptr;
+            auto const* schema = o ? o->if_contains("inputSchema") : nullptr;
+            if (!name || !name->is_string() || !schema || !schema->is_object())
+                continue;
+            auto headers = protocol::collect_param_headers(schema->get_object());
+            if (headers)
+                self->server_->set_param_headers(std::string(name->get_string()), std::move(*headers));
+        }
+    }
+
+    // ---- connections -------------------------------------------------------------------------------------
+
+    static awaitable<client::result<std::shared_ptr<upstream_connection>>>
+    connect(std::shared_ptr<impl> self, std::optional<json::object> capabilities, std::string key) {
+        auto conn = std::make_shared<upstream_connection>();
+        conn->key = std::move(key);
+        auto options = self->connection_options(std::move(capabilities), conn);
+        auto target = self->options_.upstream;
+        auto c = co_await client::client::async_connect(std::move(target), std::move(options));
+        if (!c)
+            co_return c.error();
+        conn->client = *c;
+        if (self->era_ == protocol::era::legacy && self->caps_.logging) {
+            // Every line comes back; each downstream request's own threshold filters (ctx.log).
+            json::object params{{"level", "debug"}};
+            std::string method("logging/setLevel");
+            [[maybe_unused]] auto set =
+                co_await conn->client->async_request(std::move(method), std::move(params));
+        }
+        if (self->era_ == protocol::era::modern &&
+            std::holds_alternative<client::http_target>(self->options_.upstream) && self->caps_.tools) {
+            // Modern HTTP calls mirror x-mcp-header arguments into headers: the connection learns them.
+            [[maybe_unused]] auto listed = co_await conn->client->async_list_tools();
+        }
+        co_return conn;
+    }
+
+    static awaitable<client::result<std::shared_ptr<upstream_connection>>>
+    checkout(std::shared_ptr<impl> self, std::string key, std::optional<json::object> capabilities) {
+        auto& idle = self->idle_[key];
+        while (!idle.empty()) {
+            auto c = std::move(idle.back());
+            idle.pop_back();
+            if (!c->broken)
+                co_return c;
+            asio::co_spawn(self->ex_, close_connection(c), asio::detached);
+        }
+        auto c = co_await connect(self, std::move(capabilities), std::move(key));
+        co_return c;
+    }
+
+    void checkin(std::shared_ptr<upstream_connection> c) {
+        auto& idle = idle_[c->key];
+        if (c->broken || closing_ || idle.size() >= options_.idle_connections) {
+            asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
+            return;
+        }
+        idle.push_back(std::move(c));
+    }
+
+    static awaitable<void> close_connection(std::shared_ptr<upstream_connection> c) {
+        if (c && c->client)
+            co_await c->client->async_close();
+    }
+
+    static awaitable<client::result<std::shared_ptr<upstream_connection>>>
+    session_connection(std::shared_ptr<impl> self, std::shared_ptr<session_upstream> s) {
+        asio::steady_timer wait(self->ex_);
+        while (s->connecting) {
+            wait.expires_after(std::chrono::milliseconds(10));
+            co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        if (s->connection && !s->connection->broken)
+            co_return s->connection;
+        if (s->connection)
+            asio::co_spawn(self->ex_, close_connection(std::move(s->connection)), asio::detached);
+        s->connecting = true;
+        auto c = co_await connect(self, s->capabilities, "session");
+        s->connecting = false;
+        if (c)
+            s->connection = *c;
+        co_return c;
+    }
+
+    // ---- one forwarded call (on ex_) ---------------------------------------------------------------------
+
+    static awaitable<client::input_answer> ask(std::weak_ptr<forwarded_call> weak, client::input_question q) {
+        auto call = weak.lock();
+        if (!call)
+            co_return protocol::make_error(protocol::errc::internal_error, "the downstream request ended");
+        auto a = co_await call->async_ask(std::move(q));
+        co_return a;
+    }
+
+    static awaitable<void> run(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
+                               call_spec spec) {
+        bool const pooled = !spec.session;
+        client::result<std::shared_ptr<upstream_connection>> got =
+            client::make_error(client::errc::closed, "");
+        if (spec.session) {
+            got = co_await session_connection(self, spec.session);
+        } else if (self->era_ == protocol::era::legacy) {
+            // A legacy upstream session declares what the downstream request declared.
+            got = co_await checkout(self, json::serialize(spec.capabilities), spec.capabilities);
+        } else {
+            got = co_await checkout(self, "modern", std::nullopt);
+        }
+        if (!got) {
+            call->finish(upstream_unavailable(self->name_, got.error().to_string()));
+            co_return;
+        }
+        auto conn = *got;
+        conn->active.push_back(call);
+
+        client::request_options o;
+        o.cancel = call->cancel();
+        o.timeout = self->options_.request_timeout;
+        std::weak_ptr<forwarded_call> weak = call;
+        o.on_progress = [weak](client::progress_event const& e) {
+            if (auto c = weak.lock())
+                c->relay_progress(e);
+        };
+        o.on_input = [weak](client::input_question q) {
+            return ask(weak, std::move(q));
+        };
+        if (self->era_ == protocol::era::modern)
+            o.client_capabilities = spec.capabilities;
+        std::string method(protocol::info(spec.method).name);
+        auto r = co_await conn->client->async_request(std::move(method), std::move(spec.params), o);
+        std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
+
+        server::serve_result outcome = protocol::internal_error();
+        if (r) {
+            server::served s;
+            s.result = std::move(*r);
+            s.hints = take_result_hints(s.result);
+            outcome = std::move(s);
+        } else if (r.error().code == client::errc::rpc_error && r.error().rpc) {
+            outcome = *r.error().rpc;
+        } else {
+            if (r.error().code != client::errc::cancelled && r.error().code != client::errc::usage)
+                conn->broken = true; // gone, timed out or confused: never reused
+            outcome = upstream_unavailable(self->name_, r.error().to_string());
+        }
+        if (pooled)
+            self->checkin(std::move(conn));
+        call->finish(std::move(outcome));
+    }
+
+    // The call a handler serves: the parked one its retry names, or a new one started now.
+    static awaitable<std::shared_ptr<forwarded_call>> attach_call(std::shared_ptr<impl> self,
+                                                                  call_spec spec) {
+        self->sweep_parked();
+        if (!spec.handle.empty())
+            if (auto it = self->parked_.find(spec.handle); it != self->parked_.end() && !it->second->over())
+                co_return it->second;
+        auto call = std::make_shared<forwarded_call>(self->ex_, random_handle());
+        if (spec.modern_downstream)
+            self->parked_[call->handle()] = call;
+        asio::co_spawn(self->ex_, run(self, call, std::move(spec)), asio::detached);
+        co_return call;
+    }
+
+    void sweep_parked() {
+        auto const now = std::chrono::steady_clock::now();
+        std::erase_if(parked_, [&](auto& kv) {
+            auto& c = kv.second;
+            if (c->over())
+                return true;
+            if (now - c->parked_since() > options_.parked_ttl) {
+                c->abandon();
+                return true;
+            }
+            return false;
+        });
+    }
+
+    static awaitable<call_step> next_step(std::shared_ptr<forwarded_call> call) {
+        auto s = co_await call->async_next(poll_interval);
+        co_return s;
+    }
+
+    static awaitable<void> answer_call(std::shared_ptr<forwarded_call> call, std::string key,
+                                       client::input_answer a) {
+        call->answer(key, std::move(a));
+        co_return;
+    }
+
+    static awaitable<void> end_call(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
+                                    bool abandon) {
+        if (abandon)
+            call->abandon();
+        self->parked_.erase(call->handle());
+        co_return;
+    }
+
+    // ---- watches
+    // -------------------------------------------------------------------------------------------
+
+    static awaitable<void> watch(std::shared_ptr<impl> self, std::string uri, bool watched) {
+        if (!self->control_)
+            co_return;
+        if (self->era_ == protocol::era::legacy) {
+            json::object params{{"uri", uri}};
+            std::string method(watched ? "resources/subscribe" : "resources/unsubscribe");
+            auto r = co_await self->control_->async_request(std::move(method), std::move(params));
+            if (!r)
+                self->log_line(
+                    "duet gateway: " + std::string(watched ? "subscribing to " : "unsubscribing from ") +
+                    uri + " upstream failed: " + r.error().to_string());
+            co_return;
+        }
+        if (!watched) {
+            if (auto it = self->listens_.find(uri); it != self->listens_.end()) {
+                it->second->cancel();
+                self->listens_.erase(it);
+            }
+            co_return;
+        }
+        auto cancel = std::make_shared<client::cancellation>();
+        self->listens_[uri] = cancel;
+        client::listen_filter f;
+        f.resource_subscriptions.push_back(uri);
+        client::request_options o;
+        o.cancel = cancel;
+        co_await listen(self, std::move(f), std::move(o));
+    }
+
+    static awaitable<void> listen(std::shared_ptr<impl> self, client::listen_filter filter,
+                                  client::request_options options) {
+        std::weak_ptr<impl> weak = self;
+        auto on_event = [weak](client::listen_event const& e) {
+            if (e.what != client::listen_event::kind::notification)
+                return;
+            if (auto s = weak.lock())
+                s->on_upstream_notification(e.method, e.params);
+        };
+        auto control = self->control_;
+        self.reset(); // a listen must not keep the backend alive
+        auto r = co_await control->async_listen(std::move(filter), std::move(on_event), std::move(options));
+        (void)r;
+    }
+
+    asio::any_io_executor ex_;
+    gateway_options options_;
+    std::string name_;
+    std::shared_ptr<client::client> control_;
+    protocol::era era_ = protocol::era::legacy;
+    protocol::version version_ = protocol::latest_handshake_version;
+    protocol::server_capabilities caps_;
+    json::object server_info_;
+    std::string instructions_;
+    std::mutex server_mutex_;
+    server::server* server_ = nullptr;
+    std::map<std::string, std::vector<std::shared_ptr<upstream_connection>>> idle_;
+    std::map<std::string, std::shared_ptr<forwarded_call>> parked_;
+    std::map<std::string, std::shared_ptr<client::cancellation>> listens_;
+    std::shared_ptr<client::cancellation> announcements_ = std::make_shared<client::cancellation>();
+    bool closing_ = false;
+};
+
+namespace {
+
+awaitable<void> close_client(std::shared_ptr<upstream_connection> c) {
+    if (c && c->client)
+        co_await c->client->async_close();
+}
+
+} // namespace
+
+session_upstream::~session_upstream() {
+    if (connection)
+        asio::co_spawn(ex, close_client(std::move(connection)), asio::detached);
+}
+
+// ---- upstream_backend ------------------------------------------------------------------------------------
+
+awaitable<client::result<std::shared_ptr<upstream_backend>>>
+upstream_backend::async_create(gateway_options options) {
+    auto ex = co_await asio::this_coro::executor;
+    auto self = std::make_shared<impl>(ex, std::move(options));
+    client::client_options o;
+    o.mode = self->options_.mode;
+    o.client_info = json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
+    o.capabilities = json::object{};
+    o.request_timeout = self->options_.request_timeout;
+    o.use_cache = false;
+    o.on_warning = [](std::string const&) {
+    };
+    std::weak_ptr<impl> weak = self;
+    o.on_notification = [weak](std::string const& method, json::object const& params) {
+        if (auto s = weak.lock())
+            s->on_upstream_notification(method, params);
+    };
+    auto target = self->options_.upstream;
+    auto c = co_await client::client::async_connect(std::move(target), std::move(o));
+    if (!c)
+        co_return c.error();
+    self->control_ = *c;
+    self->era_ = (*c)->era();
+    self->version_ = (*c)->version();
+    self->caps_ = capabilities_from_json((*c)->server_capabilities());
+    self->server_info_ = (*c)->server_info();
+    self->instructions_ = (*c)->instructions();
+    co_return std::shared_ptr<upstream_backend>(new upstream_backend(std::move(self)));
+}
+
+upstream_backend::~upstream_backend() {
+    detach();
+}
+
+server::server_options upstream_backend::describe() const {
+    server::server_options o;
+    o.info = implementation_from_json(impl_->server_info_);
+    o.instructions = impl_->instructions_;
+    return o;
+}
+
+void upstream_backend::attach(server::server& srv) {
+    srv.set_backend(shared_from_this());
+    {
+        std::lock_guard lock(impl_->server_mutex_);
+        impl_->server_ = &srv;
+    }
+    auto const& caps = impl_->caps_;
+    asio::co_spawn(impl_->ex_, impl::learn_tools(impl_), asio::detached);
+    if (impl_->era_ == protocol::era::modern &&
+        (caps.tools_list_changed || caps.prompts_list_changed || caps.resources_list_changed)) {
+        client::listen_filter f;
+        f.tools_list_changed = caps.tools_list_changed;
+        f.prompts_list_changed = caps.prompts_list_changed;
+        f.resources_list_changed = caps.resources_list_changed;
+        client::request_options o;
+        o.cancel = impl_->announcements_;
+        asio::co_spawn(impl_->ex_, impl::listen(impl_, std::move(f), std::move(o)), asio::detached);
+    }
+}
+
+void upstream_backend::detach() {
+    std::lock_guard lock(impl_->server_mutex_);
+    impl_->server_ = nullptr;
+}
+
+namespace {
+
+awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self);
+
+} // namespace
+
+awaitable<void> upstream_backend::async_close() {
+    detach();
+    co_await asio::co_spawn(impl_->ex_, close_all(impl_), asio::use_awaitable);
+}
+
+protocol::era upstream_backend::era() const noexcept {
+    return impl_->era_;
+}
+
+protocol::version upstream_backend::version() const noexcept {
+    return impl_->version_;
+}
+
+protocol::server_capabilities upstream_backend::capabilities() const {
+    return impl_->caps_;
+}
+
+void upstream_backend::on_watch(std::string const& uri, bool watched) {
+    asio::co_spawn(impl_->ex_, impl::watch(impl_, uri, watched), asio::detached);
+}
+
+std::shared_ptr<void> upstream_backend::on_session(protocol::version, json::object const& client_capabilities,
+                                                   json::object const&) {
+    if (impl_->era_ != protocol::era::legacy)
+        return nullptr; // a modern upstream keeps no sessions: the pool serves, with per-request capabilities
+    auto s = std::make_shared<session_upstream>();
+    s->ex = impl_->ex_;
+    s->capabilities = client_capabilities;
+    return s;
+}
+
+namespace {
+
+client::input_answer to_input_answer(server::peer_result const& r) {
+    if (r) {
+        if (r->is_object())
+            return r->get_object();
+        return protocol::make_error(protocol::errc::internal_error,
+                                    "the downstream client's answer is not an object");
+    }
+    if (r.error().remote)
+        return *r.error().remote;
+    return protocol::make_error(protocol::errc::internal_error,
+                                "the downstream client did not answer: " + r.error().to_string());
+}
+
+std::string status_of(server::serve_result const& r) {
+    if (r)
+        return "ok";
+    return "error " + std::to_string(r.error().code);
+}
+
+awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
+    self->closing_ = true;
+    self->announcements_->cancel();
+    for (auto& kv : self->listens_)
+        kv.second->cancel();
+    self->listens_.clear();
+    for (auto& kv : self->parked_)
+        kv.second->abandon();
+    self->parked_.clear();
+    auto idle = std::move(self->idle_);
+    for (auto& kv : idle)
+        for (auto& c : kv.second)
+            co_await close_client(c);
+    if (self->control_)
+        co_await self->control_->async_close();
+}
+
+} // namespace
+
+awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_id method,
+                                                              json::object const& params,
+                                                              server::request_context& ctx) {
+    auto const started = std::chrono::steady_clock::now();
+    auto self = impl_;
+    auto log = [&](std::string const& status) {
+        auto const ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        self->log_line("duet gateway: " + std::string(protocol::info(method).name) + " " +
+                       era_text(ctx.era(), ctx.version()) + " -> " + era_text(self->era_, self->version_) +
+                       " upstream=" + self->name_ + " status=" + status + " " + std::to_string(ms.count()) +
+                       "ms");
+    };
+
+    auto up = upstream_params(method, params, self->options_.lenient_args);
+    if (!up) {
+        server::serve_result refused = up.error();
+        log(status_of(refused));
+        co_return refused;
+    }
+    call_spec spec;
+    spec.method = method;
+    spec.params = std::move(*up);
+    spec.capabilities = ctx.client_capabilities();
+    spec.modern_downstream = ctx.era() == protocol::era::modern;
+    spec.session = std::static_pointer_cast<session_upstream>(ctx.session_data());
+    if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())
+        spec.handle = std::string(h->get_string());
+
+    auto call =
+        co_await asio::co_spawn(self->ex_, impl::attach_call(self, std::move(spec)), asio::use_awaitable);
+    server::serve_result outcome = protocol::internal_error();
+    std::exception_ptr failure;
+    try {
+        for (;;) {
+            if (ctx.cancelled()) {
+                co_await asio::co_spawn(self->ex_, impl::end_call(self, call, true), asio::use_awaitable);
+                log("cancelled");
+                co_return protocol::internal_error(); // a cancelled request's answer is dropped
+            }
+            auto step = co_await asio::co_spawn(self->ex_, impl::next_step(call), asio::use_awaitable);
+            if (step.what == call_step::kind::done) {
+                outcome = std::move(*step.outcome);
+                break;
+            }
+            switch (step.what) {
+            case call_step::kind::progress:
+                ctx.report_progress(step.progress.progress, step.progress.total, step.progress.message);
+                break;
+            case call_step::kind::log:
+                if (auto level = protocol::parse_log_level(step.log.level))
+                    ctx.log(*level, std::move(step.log.data), step.log.logger);
+                break;
+            case call_step::kind::questions: {
+                ctx.state()[parked_key] = call->handle();
+                std::vector<std::string> keys;
+                for (auto const& q : step.questions)
+                    keys.push_back(q.key);
+                auto answers = co_await ctx.async_inputs(std::move(step.questions));
+                for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i) {
+                    auto a = to_input_answer(answers[i]);
+                    co_await asio::co_spawn(self->ex_, impl::answer_call(call, keys[i], std::move(a)),
+                                            asio::use_awaitable);
+                }
+                break;
+            }
+            default:
+                break;
+            }
+        }
+    } catch (server::detail::input_required_signal const&) {
+        log("input_required"); // the call stays parked for the retry
+        throw;
+    } catch (...) {
+        failure = std::current_exception(); // a malformed answer, say: the call is over
+    }
+    if (failure) {
+        co_await asio::co_spawn(self->ex_, impl::end_call(self, call, true), asio::use_awaitable);
+        log("failed");
+        std::rethrow_exception(failure);
+    }
+    co_await asio::co_spawn(self->ex_, impl::end_call(self, call, false), asio::use_awaitable);
+    // The resource-not-found error is the one error each era spells its own way (ERA-POLICY).
+    if (!outcome && method == protocol::method_id::resources_read) {
+        auto const& e = outcome.error();
+        auto const* uri = params.if_contains("uri");
+        bool const legacy_missing = e.code == static_cast<std::int32_t>(protocol::errc::resource_not_found);
+        bool const modern_missing = e.code == static_cast<std::int32_t>(protocol::errc::invalid_params) &&
+                                    e.data.is_object() && e.data.get_object().contains("uri");
+        if (uri && uri->is_string() && (legacy_missing || modern_missing))
+            outcome = protocol::resource_not_found(ctx.era(), uri->get_string());
+    }
+    log(status_of(outcome));
+    co_return outcome;
+}
+
+} // namespace duet::gateway

