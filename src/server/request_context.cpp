@@ -173,10 +173,11 @@ request_context::async_inputs(std::vector<input_request> requests) {
             }
             results.emplace_back(peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt});
             asked_at.push_back(i);
-            // The question's modern key rides along, for a gateway that turns this into a modern round.
-            if (r.params.is_null())
+            // The question's modern key rides along, for a gateway that turns this into a modern round
+            // (2025-11-25 is the first version whose input requests allow `_meta`).
+            if (r.params.is_null() && st.version >= protocol::version::v2025_11_25)
                 r.params = boost::json::object{};
-            if (auto* p = r.params.if_object()) {
+            if (auto* p = r.params.if_object(); p && st.version >= protocol::version::v2025_11_25) {
                 auto& meta = (*p)["_meta"];
                 if (!meta.is_object())
                     meta = boost::json::object{};

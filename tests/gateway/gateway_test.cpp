@@ -54,11 +54,8 @@ public:
     [[nodiscard]] std::string stderr_text() const { return child_.stderr_text(); }
 
 private:
-    static std::vector<std::string> args(std::string upstream_flag, std::vector<std::string> extra) {
-        std::vector<std::string> a{
-            DUET_BINARY,  "gateway",
-            "--port",     "0",
-            "--upstream", std::string("stdio:") + DUET_BINARY + " serve --stdio " + upstream_flag};
+    static std::vector<std::string> args(std::string upstream, std::vector<std::string> extra) {
+        std::vector<std::string> a{DUET_BINARY, "gateway", "--port", "0", "--upstream", std::move(upstream)};
         a.insert(a.end(), extra.begin(), extra.end());
         return a;
     }
@@ -108,7 +105,8 @@ TEST(Gateway, ModernClientSeesALegacyUpstreamAsModern) {
     auto const list = only_message(c.post(modern_request(2, "tools/list")));
     expect_modern_result(list, /*cacheable=*/true);
     bool has_echo = false;
-    for (auto const& t : result_of(list).at("tools").as_array())
+    auto const listed = result_of(list);
+    for (auto const& t : listed.at("tools").as_array())
         has_echo = has_echo || t.at("name") == "echo";
     EXPECT_TRUE(has_echo) << list;
     auto const call =
@@ -129,6 +127,27 @@ TEST(Gateway, LegacyClientSeesAModernUpstreamAsLegacy) {
         only_message(c.post(legacy_request(1, "tools/call", call_params("echo", {{"text", "hi"}}))));
     expect_legacy_result(call);
     EXPECT_EQ(first_text(result_of(call)), "hi");
+    c.expect_schema_valid();
+}
+
+// A legacy session of a legacy upstream has an upstream session of its own: the upstream's question is a
+// real request to this session's client, on the stream of the call that caused it.
+TEST(Gateway, LegacySessionOfALegacyUpstreamIsAskedDirectly) {
+    gateway_process gw("--legacy-only");
+    mcp_http c(gw.ep());
+    c.initialize("2025-11-25", all_caps());
+    auto stream = c.open(legacy_request(1, "tools/call", call_params("ask_name")));
+    ASSERT_NE(stream, nullptr);
+    json::value ask = c.next(*stream);
+    while (ask.is_object() && !is_server_request(ask, "elicitation/create"))
+        ask = c.next(*stream);
+    ASSERT_TRUE(is_server_request(ask, "elicitation/create")) << ask;
+    c.post(client_response(ask.at("id"), accepted("name", "Grace")));
+    json::value done = c.next(*stream);
+    while (done.is_object() && !is_response_to(done, 1))
+        done = c.next(*stream);
+    expect_legacy_result(done);
+    EXPECT_EQ(first_text(result_of(done)), "Hello, Grace!") << done;
     c.expect_schema_valid();
 }
 

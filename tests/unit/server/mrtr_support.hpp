@@ -114,6 +114,21 @@ inline boost::json::object expect_input_required(boost::json::value const& respo
     return r;
 }
 
+/// A legacy input request's params without the key hint Duet adds to its `_meta` (dev.duet/inputKey, from
+/// 2025-11-25): what the handler asked, as it asked it.
+inline boost::json::value without_input_key(boost::json::value params) {
+    auto* p = params.if_object();
+    auto* meta = p ? p->if_contains("_meta") : nullptr;
+    if (!meta || !meta->is_object())
+        return params;
+    meta->get_object().erase("dev.duet/inputKey");
+    if (meta->get_object().empty())
+        p->erase("_meta");
+    if (p->empty())
+        return nullptr;
+    return params;
+}
+
 inline std::vector<std::string> keys_of(boost::json::object const& input_required) {
     std::vector<std::string> keys;
     for (auto const& kv : input_required.at("inputRequests").as_object())
