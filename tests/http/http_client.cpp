@@ -1,5 +1,7 @@
 #include "http/http_client.hpp"
 
+#include <duet/protocol/header_codec.hpp>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +16,8 @@
 
 namespace duet::test::http {
 
+using protocol::iequals;
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
@@ -22,19 +26,6 @@ using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) {
-            return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-        };
-        if (lower(a[i]) != lower(b[i]))
-            return false;
-    }
-    return true;
-}
 
 std::optional<std::string> find_header(std::vector<header_field> const& headers, std::string_view name) {
     for (auto const& h : headers)

@@ -1,5 +1,7 @@
 #include "http/mcp_http.hpp"
 
+#include <duet/protocol/header_codec.hpp>
+
 #include "stdio/messages.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -10,22 +12,11 @@
 
 namespace duet::test::http {
 
+using protocol::iequals;
+
 namespace json = boost::json;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) {
-            return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-        };
-        if (lower(a[i]) != lower(b[i]))
-            return false;
-    }
-    return true;
-}
 
 json::object const* params_of(json::value const& message) {
     auto const* o = message.if_object();

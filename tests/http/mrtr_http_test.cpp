@@ -38,28 +38,7 @@ json::object const elicitation_caps{{"elicitation", json::object{}}};
 /// cannot go on without sampling.
 void add_asking_features(duet::server::server& srv) {
     using namespace duet::server;
-    srv.add_prompt(
-        prompt{.name = "intro", .arguments = {prompt_argument{.name = "topic"}}},
-        [](prompt_arguments const& args, request_context& ctx) -> boost::asio::awaitable<prompt_result> {
-            input_request question{"user_context", "elicitation/create",
-                                   form("What should the intro know?", "context")};
-            auto answer = co_await ctx.async_input(std::move(question));
-            prompt_result r;
-            auto const topic = args.contains("topic") ? args.at("topic") : std::string("-");
-            r.add("user", text_content("Topic " + topic + ", context: " + outcome(answer, "context")));
-            co_return r;
-        });
-    srv.add_resource_template(
-        resource_template{.uri_template = "test://vault/{id}", .name = "vault"},
-        [](std::string const& uri, uri_variables const& vars,
-           request_context& ctx) -> boost::asio::awaitable<read_result> {
-            input_request question{"password", "elicitation/create", form("Vault password?", "password")};
-            auto answer = co_await ctx.async_input(std::move(question));
-            read_result r;
-            r.contents.push_back(text_resource_contents(uri, "vault " + vars.at("id") + " opened with " +
-                                                                 outcome(answer, "password")));
-            co_return r;
-        });
+    add_asking_prompt_and_template(srv);
     srv.add_tool(tool{.name = "needs_sampling"},
                  [](json::object const&, request_context& ctx) -> boost::asio::awaitable<tool_result> {
                      ctx.require(duet::protocol::client_capability::sampling);

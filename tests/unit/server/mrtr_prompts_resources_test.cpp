@@ -11,6 +11,7 @@
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "unit/server/harness.hpp"
+#include "unit/server/mrtr_legacy_client.hpp"
 #include "unit/server/mrtr_support.hpp"
 #include "unit/server/test_server.hpp"
 
@@ -633,28 +634,7 @@ TEST_F(MrtrPromptsResources, PlainHandlersRunOffTheIoThreadCoroutinesOnIt) {
 
 // ---- legacy sessions: real server-to-client requests ------------------------------------------------------
 
-class MrtrPromptsResourcesLegacy : public MrtrPromptsResources {
-protected:
-    void open(harness& h, json::object caps = all_caps()) {
-        h.send(initialize_request("init", "2025-11-25", std::move(caps)));
-        result_of(h.response("init"));
-        h.send(initialized_notification());
-    }
-    /// Waits for the server's next request of `method` after message `from`, checks its params when given,
-    /// and answers it; the index to look from next.
-    std::size_t answer(harness& h, std::string_view method, json::object result, std::size_t from,
-                       json::value const& want_params = nullptr) {
-        auto const i = h.wait_for([&](json::value const& m) { return is_server_request(m, method); }, from);
-        if (!i)
-            return from;
-        auto const& request = h.messages()[*i].as_object();
-        if (!want_params.is_null()) {
-            EXPECT_EQ(without_input_key(request.at("params")), want_params) << json::value(request);
-        }
-        h.send(client_response(request.at("id"), std::move(result)));
-        return *i + 1;
-    }
-};
+class MrtrPromptsResourcesLegacy : public MrtrPromptsResources, protected legacy_client_steps {};
 
 TEST_F(MrtrPromptsResourcesLegacy, PromptAsksWithRealRequests) {
     harness h(srv_);

@@ -8,11 +8,15 @@
 //     send(modern_request(2, "prompts/get", retry(params, {{"key", accepted("name", "Ada")}}, first), caps));
 #pragma once
 
+#include <duet/server/content.hpp>
+#include <duet/server/definitions.hpp>
 #include <duet/server/request_context.hpp>
+#include <duet/server/server.hpp>
 
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -73,6 +77,34 @@ inline std::string outcome(server::peer_result const& r, std::string_view field)
     if (auto const* content = o ? o->if_contains("content") : nullptr)
         return std::string(content->at("text").as_string());
     return "?";
+}
+
+/// A prompt (intro) and a resource template (test://vault/{id}) that each ask one question before answering:
+/// the non-tool requests of the multi round-trip tests, in process and over HTTP.
+inline void add_asking_prompt_and_template(server::server& srv) {
+    using namespace duet::server;
+    srv.add_prompt(
+        prompt{.name = "intro", .arguments = {prompt_argument{.name = "topic"}}},
+        [](prompt_arguments const& args, request_context& ctx) -> boost::asio::awaitable<prompt_result> {
+            input_request question{"user_context", "elicitation/create",
+                                   form("What should the intro know?", "context")};
+            auto answer = co_await ctx.async_input(std::move(question));
+            prompt_result r;
+            auto const topic = args.contains("topic") ? args.at("topic") : std::string("-");
+            r.add("user", text_content("Topic " + topic + ", context: " + outcome(answer, "context")));
+            co_return r;
+        });
+    srv.add_resource_template(
+        resource_template{.uri_template = "test://vault/{id}", .name = "vault"},
+        [](std::string const& uri, uri_variables const& vars,
+           request_context& ctx) -> boost::asio::awaitable<read_result> {
+            input_request question{"password", "elicitation/create", form("Vault password?", "password")};
+            auto answer = co_await ctx.async_input(std::move(question));
+            read_result r;
+            r.contents.push_back(text_resource_contents(uri, "vault " + vars.at("id") + " opened with " +
+                                                                 outcome(answer, "password")));
+            co_return r;
+        });
 }
 
 /// Every capability an input request may need (elicitation in form mode, sampling, roots).

@@ -10,6 +10,7 @@
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "unit/server/harness.hpp"
+#include "unit/server/mrtr_legacy_client.hpp"
 #include "unit/server/mrtr_support.hpp"
 #include "unit/server/test_server.hpp"
 
@@ -101,28 +102,7 @@ void add_mrtr_features(server& srv) {
                      auto answer = co_await ctx.async_input(std::move(question));
                      co_return tool_result::text("login: " + outcome(answer, ""));
                  });
-    srv.add_prompt(
-        prompt{.name = "intro", .arguments = {prompt_argument{.name = "topic"}}},
-        [](prompt_arguments const& args, request_context& ctx) -> boost::asio::awaitable<prompt_result> {
-            input_request question{"user_context", "elicitation/create",
-                                   form("What should the intro know?", "context")};
-            auto answer = co_await ctx.async_input(std::move(question));
-            prompt_result r;
-            auto const topic = args.contains("topic") ? args.at("topic") : std::string("-");
-            r.add("user", text_content("Topic " + topic + ", context: " + outcome(answer, "context")));
-            co_return r;
-        });
-    srv.add_resource_template(
-        resource_template{.uri_template = "test://vault/{id}", .name = "vault"},
-        [](std::string const& uri, uri_variables const& vars,
-           request_context& ctx) -> boost::asio::awaitable<read_result> {
-            input_request question{"password", "elicitation/create", form("Vault password?", "password")};
-            auto answer = co_await ctx.async_input(std::move(question));
-            read_result r;
-            r.contents.push_back(text_resource_contents(uri, "vault " + vars.at("id") + " opened with " +
-                                                                 outcome(answer, "password")));
-            co_return r;
-        });
+    add_asking_prompt_and_template(srv);
     // Cacheable by configuration: a shared cache may keep what it reads, unless the read rested on answers.
     srv.add_resource_template(
         resource_template{
@@ -665,27 +645,7 @@ TEST(MrtrState, ShortConfiguredKeyIsRefusedAtConstruction) {
 
 // ---- legacy sessions: real server-to-client requests ----------------------------------------------------
 
-class MrtrLegacy : public Mrtr {
-protected:
-    void open(harness& h, json::object caps = all_caps()) {
-        h.send(initialize_request("init", "2025-11-25", std::move(caps)));
-        result_of(h.response("init"));
-        h.send(initialized_notification());
-    }
-    /// Waits for the server's next request of `method` after message `from`, checks it, and answers it.
-    std::size_t answer(harness& h, std::string_view method, json::object result, std::size_t from,
-                       json::value const& want_params = nullptr) {
-        auto const i = h.wait_for([&](json::value const& m) { return is_server_request(m, method); }, from);
-        if (!i)
-            return from;
-        auto const& request = h.messages()[*i].as_object();
-        if (!want_params.is_null()) {
-            EXPECT_EQ(without_input_key(request.at("params")), want_params) << json::value(request);
-        }
-        h.send(client_response(request.at("id"), std::move(result)));
-        return *i + 1;
-    }
-};
+class MrtrLegacy : public Mrtr, protected legacy_client_steps {};
 
 TEST_F(MrtrLegacy, OneQuestionIsARealElicitationRequest) {
     harness h(srv_);
