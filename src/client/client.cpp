@@ -390,6 +390,7 @@ namespace {
 // Waits until cancelled or the connection ends (legacy listen).
 awaitable<void> wait_until_over(std::shared_ptr<client::impl> c, std::shared_ptr<cancellation> cancel) {
     auto timer = std::make_shared<asio::steady_timer>(c->ex_, asio::steady_timer::time_point::max());
+    std::erase_if(c->wakeups_, [](auto const& w) { return w.expired(); });
     c->wakeups_.push_back(timer);
     std::shared_ptr<void> hook;
     if (cancel) {
@@ -505,6 +506,12 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
         co_await backoff.async_wait(tuple_awaitable);
         delay = std::min(delay * 2, std::chrono::milliseconds(10000));
     }
+}
+
+awaitable<bool> client::async_wait_closed(std::shared_ptr<cancellation> cancel) {
+    auto c = impl_;
+    co_await wait_until_over(c, cancel);
+    co_return c->closed_;
 }
 
 awaitable<void> client::async_close() {

@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <vector>
 
 namespace duet::gateway {
@@ -364,36 +365,86 @@ public:
         co_return;
     }
 
-    // ---- watches
-    // -------------------------------------------------------------------------------------------
+    // ---- the control connection: discovery, announcements, watches ----------------------------------------
 
+    // The control connection's options: it declares no capabilities (it never calls a tool) and hears every
+    // announcement, of a stdio child and of an HTTP server alike. Once the upstream is known, it is reached
+    // in its era and version again.
+    client::client_options control_options(client::connect_mode mode, bool known) {
+        client::client_options o;
+        o.mode = mode;
+        if (known)
+            o.version = version_;
+        o.client_info = json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
+        o.capabilities = json::object{};
+        o.request_timeout = options_.request_timeout;
+        o.verdicts = nullptr;
+        o.use_cache = false;
+        o.on_warning = [](std::string const&) {
+        };
+        std::weak_ptr<impl> weak = weak_from_this();
+        o.on_notification = [weak](std::string const& method, json::object const& params) {
+            if (auto s = weak.lock())
+                s->on_upstream_notification(method, params);
+        };
+        return o;
+    }
+
+    // A resource gained its first downstream watcher or lost its last: remembered (a control connection
+    // started again re-establishes every watch), then made or dropped upstream.
     static awaitable<void> watch(std::shared_ptr<impl> self, std::string uri, bool watched) {
+        if (watched)
+            self->watched_.insert(uri);
+        else
+            self->watched_.erase(uri);
+        co_await apply_watch(self, uri, watched);
+    }
+
+    // Legacy upstream: resources/subscribe or resources/unsubscribe. Modern upstream: a listen of its own
+    // for the resource, or its end.
+    static awaitable<void> apply_watch(std::shared_ptr<impl> self, std::string uri, bool watched) {
         if (!self->control_)
             co_return;
         if (self->era_ == protocol::era::legacy) {
             json::object params{{"uri", uri}};
             std::string method(watched ? "resources/subscribe" : "resources/unsubscribe");
-            auto r = co_await self->control_->async_request(std::move(method), std::move(params));
+            auto control = self->control_;
+            auto r = co_await control->async_request(std::move(method), std::move(params));
             if (!r)
                 self->log_line(
                     "duet gateway: " + std::string(watched ? "subscribing to " : "unsubscribing from ") +
                     uri + " upstream failed: " + r.error().to_string());
             co_return;
         }
-        if (!watched) {
-            if (auto it = self->listens_.find(uri); it != self->listens_.end()) {
-                it->second->cancel();
-                self->listens_.erase(it);
-            }
-            co_return;
+        if (auto it = self->listens_.find(uri); it != self->listens_.end()) {
+            it->second->cancel();
+            self->listens_.erase(it);
         }
+        if (!watched)
+            co_return;
         auto cancel = std::make_shared<client::cancellation>();
         self->listens_[uri] = cancel;
         client::listen_filter f;
         f.resource_subscriptions.push_back(uri);
+        self->start_listen(std::move(f), std::move(cancel));
+    }
+
+    // Modern upstream: the listen that brings the list changes it advertises.
+    void start_announcements() {
+        if (era_ != protocol::era::modern ||
+            !(caps_.tools_list_changed || caps_.prompts_list_changed || caps_.resources_list_changed))
+            return;
+        client::listen_filter f;
+        f.tools_list_changed = caps_.tools_list_changed;
+        f.prompts_list_changed = caps_.prompts_list_changed;
+        f.resources_list_changed = caps_.resources_list_changed;
+        start_listen(std::move(f), announcements_);
+    }
+
+    void start_listen(client::listen_filter filter, std::shared_ptr<client::cancellation> cancel) {
         client::request_options o;
-        o.cancel = cancel;
-        co_await listen(self, std::move(f), std::move(o));
+        o.cancel = std::move(cancel);
+        asio::co_spawn(ex_, listen(shared_from_this(), std::move(filter), std::move(o)), asio::detached);
     }
 
     static awaitable<void> listen(std::shared_ptr<impl> self, client::listen_filter filter,
@@ -411,6 +462,90 @@ public:
         (void)r;
     }
 
+    // What attaching starts, on the upstream executor: the tools' header bindings, the announcements, and
+    // the control connection's supervision.
+    static awaitable<void> start(std::shared_ptr<impl> self) {
+        asio::co_spawn(self->ex_, learn_tools(self), asio::detached);
+        self->start_announcements();
+        std::weak_ptr<impl> weak = self;
+        asio::co_spawn(self->ex_, supervise(weak), asio::detached);
+        co_return;
+    }
+
+    // Watches the control connection for as long as the backend serves: when it ends (a stdio child that
+    // died), it is started again and what it carried is re-established.
+    static awaitable<void> supervise(std::weak_ptr<impl> weak) {
+        for (;;) {
+            std::shared_ptr<client::client> control;
+            std::shared_ptr<client::cancellation> stop;
+            {
+                auto self = weak.lock();
+                if (!self || self->closing_ || !self->control_)
+                    co_return;
+                control = self->control_;
+                stop = self->stopping_;
+            }
+            bool const ended = co_await control->async_wait_closed(stop);
+            auto self = weak.lock();
+            if (!ended || !self || self->closing_)
+                co_return;
+            self->log_line("duet gateway: the control connection to " + self->name_ +
+                           " ended; connecting again");
+            co_await reconnect_control(self);
+        }
+    }
+
+    static awaitable<void> reconnect_control(std::shared_ptr<impl> self) {
+        asio::steady_timer backoff(self->ex_);
+        auto delay = std::chrono::milliseconds(100);
+        for (;;) {
+            if (self->closing_)
+                co_return;
+            auto target = self->options_.upstream;
+            auto mode = self->era_ == protocol::era::modern ? client::connect_mode::modern
+                                                            : client::connect_mode::legacy;
+            auto options = self->control_options(mode, true);
+            auto c = co_await client::client::async_connect(std::move(target), std::move(options));
+            if (self->closing_) {
+                if (c)
+                    co_await (*c)->async_close();
+                co_return;
+            }
+            if (c) {
+                self->control_ = *c;
+                break;
+            }
+            self->log_line("duet gateway: connecting again to " + self->name_ +
+                           " failed: " + c.error().to_string());
+            backoff.expires_after(delay);
+            co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+            delay = std::min(delay * 2, std::chrono::milliseconds(5000));
+        }
+        // The old connection's listens ended with it.
+        for (auto& kv : self->listens_)
+            kv.second->cancel();
+        self->listens_.clear();
+        self->announcements_ = std::make_shared<client::cancellation>();
+        self->start_announcements();
+        auto const uris = self->watched_;
+        for (auto const& uri : uris) {
+            std::string u = uri;
+            co_await apply_watch(self, std::move(u), true);
+        }
+        asio::co_spawn(self->ex_, learn_tools(self), asio::detached);
+        // What a server started again offers may differ from before: clients that listen re-read it.
+        using kind = server::server_event::kind;
+        std::lock_guard lock(self->server_mutex_);
+        if (self->server_) {
+            if (self->caps_.tools_list_changed)
+                self->server_->notify_list_changed(kind::tools_changed);
+            if (self->caps_.prompts_list_changed)
+                self->server_->notify_list_changed(kind::prompts_changed);
+            if (self->caps_.resources_list_changed)
+                self->server_->notify_list_changed(kind::resources_changed);
+        }
+    }
+
     asio::any_io_executor ex_;
     gateway_options options_;
     std::string name_;
@@ -424,8 +559,10 @@ public:
     server::server* server_ = nullptr;
     std::map<std::string, std::vector<std::shared_ptr<upstream_connection>>> idle_;
     std::map<std::string, std::shared_ptr<forwarded_call>> parked_;
-    std::map<std::string, std::shared_ptr<client::cancellation>> listens_;
+    std::set<std::string> watched_; ///< resources watched downstream, hence upstream
+    std::map<std::string, std::shared_ptr<client::cancellation>> listens_; ///< modern: one per watched URI
     std::shared_ptr<client::cancellation> announcements_ = std::make_shared<client::cancellation>();
+    std::shared_ptr<client::cancellation> stopping_ = std::make_shared<client::cancellation>();
     bool closing_ = false;
 };
 
@@ -449,19 +586,7 @@ awaitable<client::result<std::shared_ptr<upstream_backend>>>
 upstream_backend::async_create(gateway_options options) {
     auto ex = co_await asio::this_coro::executor;
     auto self = std::make_shared<impl>(ex, std::move(options));
-    client::client_options o;
-    o.mode = self->options_.mode;
-    o.client_info = json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
-    o.capabilities = json::object{};
-    o.request_timeout = self->options_.request_timeout;
-    o.use_cache = false;
-    o.on_warning = [](std::string const&) {
-    };
-    std::weak_ptr<impl> weak = self;
-    o.on_notification = [weak](std::string const& method, json::object const& params) {
-        if (auto s = weak.lock())
-            s->on_upstream_notification(method, params);
-    };
+    auto o = self->control_options(self->options_.mode, false);
     auto target = self->options_.upstream;
     auto c = co_await client::client::async_connect(std::move(target), std::move(o));
     if (!c)
@@ -492,18 +617,7 @@ void upstream_backend::attach(server::server& srv) {
         std::lock_guard lock(impl_->server_mutex_);
         impl_->server_ = &srv;
     }
-    auto const& caps = impl_->caps_;
-    asio::co_spawn(impl_->ex_, impl::learn_tools(impl_), asio::detached);
-    if (impl_->era_ == protocol::era::modern &&
-        (caps.tools_list_changed || caps.prompts_list_changed || caps.resources_list_changed)) {
-        client::listen_filter f;
-        f.tools_list_changed = caps.tools_list_changed;
-        f.prompts_list_changed = caps.prompts_list_changed;
-        f.resources_list_changed = caps.resources_list_changed;
-        client::request_options o;
-        o.cancel = impl_->announcements_;
-        asio::co_spawn(impl_->ex_, impl::listen(impl_, std::move(f), std::move(o)), asio::detached);
-    }
+    asio::co_spawn(impl_->ex_, impl::start(impl_), asio::detached);
 }
 
 void upstream_backend::detach() {
@@ -571,6 +685,7 @@ std::string status_of(server::serve_result const& r) {
 
 awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
     self->closing_ = true;
+    self->stopping_->cancel();
     self->announcements_->cancel();
     for (auto& kv : self->listens_)
         kv.second->cancel();

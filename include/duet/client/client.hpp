@@ -215,6 +215,11 @@ public:
     async_listen(listen_filter filter, std::function<void(listen_event const&)> on_event,
                  request_options options = {});
 
+    /// Waits until the connection ends (a stdio server exited or broke the protocol, or async_close ran) or
+    /// `cancel` fires: whether it ended. An HTTP connection ends only when closed.
+    [[nodiscard]] boost::asio::awaitable<bool>
+    async_wait_closed(std::shared_ptr<cancellation> cancel = nullptr);
+
     /// Ends the connection: legacy HTTP sessions are deleted; a stdio child gets EOF, then SIGTERM, then
     /// SIGKILL.
     boost::asio::awaitable<void> async_close();

@@ -1,0 +1,141 @@
+// An MCP server on stdio for the gateway's notification tests, legacy by default or modern with --modern,
+// whose announcements the test drives from outside: every instance (the gateway may start several) follows a
+// journal file the test appends to, as instances of a real server follow the state they share.
+//
+//   node announcing_upstream.mjs LOG JOURNAL [--modern]
+//
+// Journal lines: `tools` (tools list changed), `resources` (resources list changed), `updated URI` (a
+// resource changed; announced to whoever watches it). Each instance writes what the test checks to LOG, one
+// line each, prefixed with its pid: `started`, `subscribe URI`, `unsubscribe URI` (legacy resources/subscribe
+// and resources/unsubscribe; modern: a listen watching URI began or ended).
+import { createInterface } from 'node:readline';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+
+const [logFile, journal] = process.argv.slice(2);
+const modern = process.argv.includes('--modern');
+const note = (line) => appendFileSync(logFile, `${process.pid} ${line}\n`);
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+const modernVersion = '2026-07-28';
+const serverInfo = { name: 'announcing-upstream', version: '1.0.0' };
+const capabilities = { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } };
+const tools = [{ name: 'pid', description: 'The server process id', inputSchema: { type: 'object' } }];
+const watched = 'test://watched';
+
+const subscribed = new Set(); // legacy
+const listens = new Map(); // modern: JSON of the listen id -> { id, filter }
+
+note('started');
+
+function announce(line) {
+  const [what, uri] = line.split(' ');
+  const method = {
+    tools: 'notifications/tools/list_changed',
+    resources: 'notifications/resources/list_changed',
+    updated: 'notifications/resources/updated',
+  }[what];
+  if (!method) return;
+  const params = what === 'updated' ? { uri } : {};
+  if (!modern) {
+    if (what !== 'updated' || subscribed.has(uri)) send({ jsonrpc: '2.0', method, params });
+    return;
+  }
+  for (const { id, filter } of listens.values()) {
+    const wanted =
+      (what === 'tools' && filter.toolsListChanged) ||
+      (what === 'resources' && filter.resourcesListChanged) ||
+      (what === 'updated' && (filter.resourceSubscriptions ?? []).includes(uri));
+    if (wanted)
+      send({ jsonrpc: '2.0', method, params: { ...params, _meta: { 'io.modelcontextprotocol/subscriptionId': id } } });
+  }
+}
+
+// Only what is appended after the start is news.
+let seen = existsSync(journal) ? readFileSync(journal, 'utf8').length : 0;
+setInterval(() => {
+  if (!existsSync(journal)) return;
+  const text = readFileSync(journal, 'utf8');
+  if (text.length <= seen) return;
+  const news = text.slice(seen);
+  seen = text.length;
+  for (const line of news.split('\n')) if (line) announce(line);
+}, 20);
+
+function endListen(key) {
+  const listen = listens.get(key);
+  if (!listen) return;
+  listens.delete(key);
+  for (const uri of listen.filter.resourceSubscriptions ?? []) note(`unsubscribe ${uri}`);
+  send({
+    jsonrpc: '2.0',
+    id: listen.id,
+    result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id } },
+  });
+}
+
+function serve(m) {
+  const reply = (result) =>
+    send({ jsonrpc: '2.0', id: m.id, result: modern ? { resultType: 'complete', ...result } : result });
+  const fail = (code, message) => send({ jsonrpc: '2.0', id: m.id, error: { code, message } });
+  const cacheable = modern ? { ttlMs: 0, cacheScope: 'private' } : {};
+  const claimed = m.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+  if (modern && claimed !== modernVersion) return fail(-32602, 'this server speaks 2026-07-28 only');
+  if (!modern && claimed !== undefined) return fail(-32601, `Method not found: ${m.method}`);
+  switch (m.method) {
+    case 'initialize':
+      if (modern) return fail(-32601, 'Method not found: initialize');
+      return reply({ protocolVersion: '2025-11-25', capabilities, serverInfo });
+    case 'server/discover':
+      if (!modern) return fail(-32601, 'Method not found: server/discover');
+      return reply({
+        supportedVersions: [modernVersion],
+        capabilities,
+        ...cacheable,
+        _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo },
+      });
+    case 'ping':
+      return reply({});
+    case 'tools/list':
+      return reply({ tools, ...cacheable });
+    case 'tools/call':
+      return reply({ content: [{ type: 'text', text: String(process.pid) }] });
+    case 'resources/list':
+      return reply({ resources: [{ uri: watched, name: 'watched' }], ...cacheable });
+    case 'resources/read':
+      return reply({ contents: [{ uri: m.params.uri, text: 'watched content' }], ...cacheable });
+    case 'resources/subscribe':
+    case 'resources/unsubscribe': {
+      if (modern) return fail(-32601, `Method not found: ${m.method}`);
+      const on = m.method === 'resources/subscribe';
+      if (on) subscribed.add(m.params.uri);
+      else subscribed.delete(m.params.uri);
+      note(`${on ? 'subscribe' : 'unsubscribe'} ${m.params.uri}`);
+      return reply({});
+    }
+    case 'subscriptions/listen': {
+      if (!modern) return fail(-32601, 'Method not found: subscriptions/listen');
+      const filter = m.params.notifications ?? {};
+      listens.set(JSON.stringify(m.id), { id: m.id, filter });
+      send({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': m.id }, notifications: filter },
+      });
+      for (const uri of filter.resourceSubscriptions ?? []) note(`subscribe ${uri}`);
+      return;
+    }
+    default:
+      return fail(-32601, `Method not found: ${m.method}`);
+  }
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  let m;
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (m.method === 'notifications/cancelled') return endListen(JSON.stringify(m.params?.requestId));
+  if (m.id === undefined || m.method === undefined) return; // other notifications, answers
+  serve(m);
+});
