@@ -12,6 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -27,7 +29,7 @@ namespace {
 namespace asio = boost::asio;
 
 struct gateway_cli {
-    std::string upstream;
+    std::vector<std::string> upstreams;
     std::string era = "auto";
     bool lenient_args = false;
     transport::http_options http;
@@ -90,10 +92,71 @@ std::optional<client::server_target> parse_upstream(std::string const& text, std
     return client::http_target{text, {}};
 }
 
+// One --upstream: `NAME=SPEC` (served at /mcp/NAME) or a bare SPEC.
+struct named_upstream {
+    std::string name; ///< empty: unnamed
+    client::server_target target;
+};
+
+bool valid_name(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+}
+
+// The upstreams given, named and checked: one may be unnamed (served at /mcp), several must all be named,
+// each name once. A usage error's text in `why`.
+std::optional<std::vector<named_upstream>> parse_upstreams(std::vector<std::string> const& texts,
+                                                           std::string& why) {
+    std::vector<named_upstream> out;
+    for (auto const& text : texts) {
+        named_upstream u;
+        std::string spec = text;
+        // NAME=SPEC when an '=' comes before any ':' (a URL or stdio: spec has its ':' first).
+        auto const eq = text.find('=');
+        if (eq != std::string::npos && eq < text.find(':')) {
+            u.name = text.substr(0, eq);
+            spec = text.substr(eq + 1);
+            if (!valid_name(u.name)) {
+                why = "\"" + u.name + "\" is not an upstream name (letters, digits, '-', '_' and '.' only)";
+                return std::nullopt;
+            }
+        }
+        auto target = parse_upstream(spec, why);
+        if (!target) {
+            if (!u.name.empty())
+                why = u.name + ": " + why;
+            return std::nullopt;
+        }
+        u.target = std::move(*target);
+        for (auto const& seen : out)
+            if (!u.name.empty() && seen.name == u.name) {
+                why = "two upstreams named \"" + u.name + "\"";
+                return std::nullopt;
+            }
+        out.push_back(std::move(u));
+    }
+    if (out.size() > 1)
+        for (auto const& u : out)
+            if (u.name.empty()) {
+                why = "several upstreams must each be named: --upstream NAME=SPEC (served at /mcp/NAME)";
+                return std::nullopt;
+            }
+    return out;
+}
+
+// One upstream served: its backend and the server in front of it.
+struct served_upstream {
+    named_upstream upstream;
+    std::shared_ptr<gateway::upstream_backend> backend;
+    std::unique_ptr<server::server> srv;
+    std::string path;
+};
+
 int run_gateway(gateway_cli const& cli) {
     std::string why;
-    auto target = parse_upstream(cli.upstream, why);
-    if (!target) {
+    auto upstreams = parse_upstreams(cli.upstreams, why);
+    if (!upstreams) {
         std::fprintf(stderr, "duet gateway: --upstream: %s\n", why.c_str());
         return 2;
     }
@@ -104,53 +167,71 @@ int run_gateway(gateway_cli const& cli) {
         return 2;
     }
 
+    // Every upstream connection lives on this one thread (a backend needs an executor that runs one handler
+    // at a time); the HTTP server runs on threads of its own.
     asio::io_context upstream_io;
     auto work = asio::make_work_guard(upstream_io);
     std::thread upstream_thread([&upstream_io] { upstream_io.run(); });
-    auto stop_upstream = [&] {
+    std::vector<served_upstream> served;
+    auto stop_upstreams = [&] {
+        for (auto& s : served) {
+            s.backend->detach();
+            asio::co_spawn(upstream_io, s.backend->async_close(), asio::use_future).get();
+        }
         work.reset();
         upstream_io.stop();
         upstream_thread.join();
     };
 
-    gateway::gateway_options options;
-    options.upstream = *target;
-    options.mode = *mode;
-    options.lenient_args = cli.lenient_args;
-    auto created = asio::co_spawn(upstream_io, gateway::upstream_backend::async_create(std::move(options)),
-                                  asio::use_future)
-                       .get();
-    if (!created) {
-        std::fprintf(stderr, "duet gateway: cannot reach the upstream %s: %s\n",
-                     client::describe(*target).c_str(), created.error().to_string().c_str());
-        stop_upstream();
-        return 3;
+    for (auto& u : *upstreams) {
+        gateway::gateway_options options;
+        options.upstream = u.target;
+        options.name = u.name;
+        options.mode = *mode;
+        options.lenient_args = cli.lenient_args;
+        auto created =
+            asio::co_spawn(upstream_io, gateway::upstream_backend::async_create(std::move(options)),
+                           asio::use_future)
+                .get();
+        if (!created) {
+            std::fprintf(stderr, "duet gateway: cannot reach the upstream %s%s: %s\n",
+                         u.name.empty() ? "" : (u.name + " = ").c_str(), client::describe(u.target).c_str(),
+                         created.error().to_string().c_str());
+            stop_upstreams();
+            return 3;
+        }
+        served_upstream s;
+        s.backend = *created;
+        s.srv = std::make_unique<server::server>(s.backend->describe());
+        s.backend->attach(*s.srv);
+        s.path = u.name.empty() ? cli.http.path : cli.http.path + "/" + u.name;
+        s.upstream = std::move(u);
+        served.push_back(std::move(s));
     }
-    auto backend = *created;
 
-    auto server_options = backend->describe();
-    server::server srv(std::move(server_options));
-    backend->attach(srv);
-
-    transport::http_server http(srv, cli.http);
+    std::vector<transport::http_route> routes;
+    for (auto& s : served)
+        routes.push_back({s.path, s.srv.get()});
+    transport::http_server http(std::move(routes), cli.http);
     if (auto ec = http.listen()) {
         std::fprintf(stderr, "duet gateway: cannot listen on %s:%u: %s\n", cli.http.host.c_str(),
                      unsigned(cli.http.port), ec.message().c_str());
-        backend->detach();
-        stop_upstream();
+        stop_upstreams();
         return 1;
     }
-    std::printf("%s\n", http.url().c_str());
+    // One URL per line, in the order the upstreams were given: the first line names the first.
+    for (auto const& s : served)
+        std::printf("%s\n", http.url(s.path).c_str());
     std::fflush(stdout);
-    std::fprintf(
-        stderr, "duet gateway: serving %s (%s %s) to clients of both eras; Ctrl-C drains and stops\n",
-        client::describe(*target).c_str(), backend->era() == protocol::era::modern ? "modern" : "legacy",
-        std::string(protocol::to_string(backend->version())).c_str());
+    for (auto const& s : served)
+        std::fprintf(stderr, "duet gateway: serving %s (%s %s) at %s to clients of both eras\n",
+                     client::describe(s.upstream.target).c_str(),
+                     s.backend->era() == protocol::era::modern ? "modern" : "legacy",
+                     std::string(protocol::to_string(s.backend->version())).c_str(), s.path.c_str());
+    std::fprintf(stderr, "duet gateway: Ctrl-C drains and stops\n");
     http.run();
 
-    backend->detach();
-    asio::co_spawn(upstream_io, backend->async_close(), asio::use_future).get();
-    stop_upstream();
+    stop_upstreams();
     return 0;
 }
 
@@ -159,9 +240,9 @@ int run_gateway(gateway_cli const& cli) {
 std::function<int()> add_gateway_command(CLI::App& app) {
     auto cli = std::make_shared<gateway_cli>();
     auto* cmd = app.add_subcommand("gateway", "Serve an MCP server of either era to clients of both eras");
-    cmd->add_option("--upstream", cli->upstream,
-                    "The server in front of which to stand: an http:// URL or "
-                    "'stdio:COMMAND ARGS...'")
+    cmd->add_option("--upstream", cli->upstreams,
+                    "The server in front of which to stand: an http:// URL or 'stdio:COMMAND ARGS...'; "
+                    "repeat as NAME=URL or NAME=stdio:... to serve several, each at /mcp/NAME")
         ->required();
     cmd->add_option("--era", cli->era, "How to reach the upstream: legacy, modern or auto (default auto)");
     cmd->add_flag("--lenient-args", cli->lenient_args,

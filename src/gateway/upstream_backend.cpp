@@ -95,7 +95,8 @@ struct call_spec {
 class upstream_backend::impl : public std::enable_shared_from_this<impl> {
 public:
     impl(asio::any_io_executor ex, gateway_options options)
-        : ex_(std::move(ex)), options_(std::move(options)), name_(client::describe(options_.upstream)) {}
+        : ex_(std::move(ex)), options_(std::move(options)),
+          name_((options_.name.empty() ? "" : options_.name + "=") + client::describe(options_.upstream)) {}
 
     void log_line(std::string const& line) const {
         if (options_.log)

@@ -172,3 +172,77 @@ TEST(Gateway, ABadUpstreamArgumentIsAUsageError) {
 }
 
 } // namespace
+
+namespace {
+
+// Two upstreams named on one gateway: each at /mcp/NAME, each request reaching its own upstream (the log
+// line names it), each endpoint with its own legacy sessions.
+TEST(GatewayNamedUpstreams, EachIsServedAtItsOwnPath) {
+    gateway_process gw(std::vector<std::string>{"--upstream", "old=" + demo_upstream("--legacy-only"),
+                                                "--upstream", "new=" + demo_upstream("--modern-only")});
+    ASSERT_TRUE(gw.url().ends_with("/mcp/old")) << gw.url();
+    auto new_ep = gw.ep();
+    new_ep.path = "/mcp/new";
+    mcp_http old_side(gw.ep());
+    mcp_http new_side(new_ep);
+
+    auto const call = json::object{{"name", "echo"}, {"arguments", {{"text", "old"}}}};
+    EXPECT_EQ(first_text(result_of(only_message(old_side.post(modern_request(1, "tools/call", call))))),
+              "old");
+    EXPECT_TRUE(gw.wait_for_log("tools/call modern(2026-07-28) -> legacy(2025-11-25) upstream=old="))
+        << gw.stderr_text();
+    auto const call2 = json::object{{"name", "echo"}, {"arguments", {{"text", "new"}}}};
+    EXPECT_EQ(first_text(result_of(only_message(new_side.post(modern_request(2, "tools/call", call2))))),
+              "new");
+    EXPECT_TRUE(gw.wait_for_log("tools/call modern(2026-07-28) -> modern(2026-07-28) upstream=new="))
+        << gw.stderr_text();
+
+    // A session opened at one endpoint is unknown at the other.
+    old_side.initialize("2025-11-25");
+    auto spec = new_side.spec_for(legacy_request(3, "tools/list"), old_side.session_headers());
+    auto const elsewhere = new_side.send(spec, legacy_request(3, "tools/list"));
+    EXPECT_EQ(elsewhere.status, 404u) << elsewhere.body;
+    auto const here = only_message(old_side.post(legacy_request(4, "tools/list")));
+    expect_legacy_result(here);
+    old_side.expect_schema_valid();
+    new_side.expect_schema_valid();
+}
+
+TEST(GatewayNamedUpstreams, AnUnknownPathIsNotFoundNamingTheServedOnes) {
+    gateway_process gw(std::vector<std::string>{"--upstream", "one=" + demo_upstream("--legacy-only")});
+    ASSERT_TRUE(gw.url().ends_with("/mcp/one")) << gw.url();
+    auto ep = gw.ep();
+    ep.path = "/mcp"; // not served: the one upstream is named
+    mcp_http c(ep);
+    auto const r = c.post(modern_request(1, "tools/list"));
+    EXPECT_EQ(r.status, 404u);
+    EXPECT_NE(r.body.find("no MCP endpoint at /mcp; served here: /mcp/one"), std::string::npos) << r.body;
+}
+
+TEST(GatewayNamedUpstreams, BadNamesAreUsageErrorsBeforeAnythingStarts) {
+    // Each upstream command is unreachable: reaching for it would exit 3, not 2.
+    std::string const nowhere = "stdio:/nonexistent/server";
+    struct row {
+        std::vector<std::string> upstreams;
+        std::string says;
+    };
+    std::vector<row> const rows{
+        {{"a=" + nowhere, "a=" + nowhere}, "two upstreams named \"a\""},
+        {{"a/b=" + nowhere}, "\"a/b\" is not an upstream name"},
+        {{"=" + nowhere}, "\"\" is not an upstream name"},
+        {{"a=" + nowhere, nowhere}, "several upstreams must each be named"},
+        {{"a=ftp://example"}, "a: "},
+    };
+    for (auto const& r : rows) {
+        std::vector<std::string> argv{DUET_BINARY, "gateway", "--port", "0"};
+        for (auto const& u : r.upstreams) {
+            argv.push_back("--upstream");
+            argv.push_back(u);
+        }
+        child_process child(argv, child_process::input::null);
+        EXPECT_EQ(child.wait_exit(wait_limit), 2) << r.says;
+        EXPECT_NE(child.stderr_text().find(r.says), std::string::npos) << child.stderr_text();
+    }
+}
+
+} // namespace

@@ -44,6 +44,8 @@ namespace duet::gateway {
 
 struct gateway_options {
     client::server_target upstream;
+    /// The upstream's name among several (logs and errors name it); empty: unnamed.
+    std::string name;
     /// How to reach the upstream's era: legacy, modern, or auto (probe server/discover, fall back).
     client::connect_mode mode = client::connect_mode::auto_detect;
     /// Accept tool arguments sent flat in `params.payload` (moved into `arguments`); otherwise -32602.

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::transport {
@@ -66,9 +67,21 @@ struct http_options {
     std::optional<std::string> bearer_token;
 };
 
+/// One endpoint of an http_server: the server answering at `path` (e.g. "/mcp/search"). Each endpoint keeps
+/// its own legacy sessions.
+struct http_route {
+    std::string path;
+    server::server* srv = nullptr;
+};
+
 class http_server {
 public:
+    /// One endpoint, at options.path.
     http_server(server::server& srv, http_options options);
+    /// Several endpoints on one port, each at its own path (options.path is not used); any other path is
+    /// answered 404 naming the served ones. Throws std::invalid_argument for no route, a route without a
+    /// server, a path not starting with "/" (or holding a query), or two routes at one path.
+    http_server(std::vector<http_route> routes, http_options options);
     ~http_server();
     http_server(http_server const&) = delete;
     http_server& operator=(http_server const&) = delete;
@@ -76,8 +89,10 @@ public:
     /// Binds and listens. On success url() and port() are known.
     [[nodiscard]] boost::system::error_code listen();
     [[nodiscard]] std::uint16_t port() const noexcept;
-    /// "http://127.0.0.1:PORT/mcp"
+    /// "http://127.0.0.1:PORT/mcp": the (first) endpoint's URL.
     [[nodiscard]] std::string url() const;
+    /// The URL of the endpoint at `path`.
+    [[nodiscard]] std::string url(std::string_view path) const;
 
     /// Serves on io_threads threads until stop() or SIGINT/SIGTERM, then drains: stops accepting, lets
     /// in-flight requests finish within drain_deadline, ends streams with their final messages, and returns.

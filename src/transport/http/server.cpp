@@ -27,6 +27,8 @@
 #include <cstdio>
 #include <list>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <variant>
 
@@ -105,9 +107,9 @@ enum class relay_end {
 
 class http_server::impl : public std::enable_shared_from_this<http_server::impl> {
 public:
-    impl(server::server& srv, http_options options)
-        : server_(srv), options_(std::move(options)), acceptor_(io_), sessions_(options_.max_sessions),
-          signals_(io_, SIGINT, SIGTERM), sweep_(io_),
+    impl(std::vector<http_route> routes, http_options options)
+        : routes_(std::move(routes)), options_(std::move(options)), acceptor_(io_),
+          sessions_(options_.max_sessions), signals_(io_, SIGINT, SIGTERM), sweep_(io_),
           expected_authorization_(options_.bearer_token ? "Bearer " + *options_.bearer_token
                                                         : std::string()) {}
 
@@ -137,7 +139,12 @@ public:
         auto host = options_.host;
         if (host.find(':') != std::string::npos)
             host = "[" + host + "]";
-        return "http://" + host + ":" + std::to_string(port_) + options_.path;
+        return "http://" + host + ":" + std::to_string(port_) + routes_.front().path;
+    }
+
+    std::string url(std::string_view path) const {
+        auto u = url();
+        return u.substr(0, u.size() - routes_.front().path.size()) + std::string(path);
     }
 
     void run() {
@@ -367,11 +374,13 @@ private:
     asio::awaitable<bool> handle(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
-        if (path != options_.path) {
-            reply answer = reply{bhttp::status::not_found, {}};
+        auto* const route = route_at(path);
+        if (!route) {
+            reply answer = unknown_path(path);
             co_await write_reply(stream, req, answer, keep_alive);
             co_return true;
         }
+        auto& srv = *route->srv;
         if (!http::origin_allowed(header(req, "Origin"), options_.allowed_origins) ||
             !http::host_allowed(header(req, "Host"), loopback_, options_.allowed_hosts)) {
             reply answer =
@@ -396,11 +405,11 @@ private:
         }
         switch (req.method()) {
         case bhttp::verb::post:
-            co_return co_await handle_post(stream, req, keep_alive);
+            co_return co_await handle_post(stream, req, keep_alive, srv);
         case bhttp::verb::get:
-            co_return co_await handle_get(stream, req, keep_alive);
+            co_return co_await handle_get(stream, req, keep_alive, srv);
         case bhttp::verb::delete_:
-            co_return co_await handle_delete(stream, req, keep_alive);
+            co_return co_await handle_delete(stream, req, keep_alive, srv);
         default: {
             reply r{bhttp::status::method_not_allowed, {}};
             r.headers.emplace_back("Allow", std::string(allow_methods));
@@ -410,12 +419,35 @@ private:
         }
     }
 
-    std::shared_ptr<legacy_session> session_of(request_t const& req, bool& named_unknown) {
+    http_route const* route_at(std::string_view path) const {
+        for (auto const& r : routes_)
+            if (r.path == path)
+                return &r;
+        return nullptr;
+    }
+
+    // 404 for a path no server is at, naming those that are.
+    reply unknown_path(std::string_view path) const {
+        std::string served;
+        for (auto const& r : routes_)
+            served += (served.empty() ? "" : ", ") + r.path;
+        return reply{bhttp::status::not_found,
+                     error_body(std::nullopt,
+                                protocol::invalid_request("Invalid Request: no MCP endpoint at " +
+                                                          std::string(path) + "; served here: " + served))};
+    }
+
+    // The live legacy session a request names, at the endpoint it was opened at (a session of another
+    // endpoint is unknown here).
+    std::shared_ptr<legacy_session> session_of(request_t const& req, server::server const& srv,
+                                               bool& named_unknown) {
         named_unknown = false;
         auto const id = header(req, session_header);
         if (!id)
             return nullptr;
         auto s = sessions_.find(std::string(*id));
+        if (s && s->owner != &srv)
+            s = nullptr;
         if (!s || s->ended())
             named_unknown = true;
         // Not touched here: only legacy traffic keeps a session alive; a modern request never reads or
@@ -425,9 +457,10 @@ private:
 
     // GET and DELETE belong to a live legacy session: the session, or the refusal to answer with (404 for an
     // unknown or ended one, 405 without any).
-    std::variant<std::shared_ptr<legacy_session>, reply> session_for(request_t const& req) {
+    std::variant<std::shared_ptr<legacy_session>, reply> session_for(request_t const& req,
+                                                                     server::server const& srv) {
         bool unknown = false;
-        if (auto session = session_of(req, unknown))
+        if (auto session = session_of(req, srv, unknown))
             return session;
         return unknown ? session_not_found() : no_session_stream();
     }
@@ -449,7 +482,8 @@ private:
         return r;
     }
 
-    asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
+    asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+                                      server::server& srv) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
             reply answer = reply{bhttp::status::not_acceptable,
                                  error_body(std::nullopt, protocol::invalid_request(
@@ -461,7 +495,7 @@ private:
         // The body is parsed here, once; what follows moves the parsed messages along.
         auto frame = jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes});
         bool unknown = false;
-        auto session = session_of(req, unknown);
+        auto session = session_of(req, srv, unknown);
 
         if (frame.is_batch()) {
             co_return co_await handle_batch(stream, req, keep_alive, std::get<jsonrpc::batch>(frame.content),
@@ -477,7 +511,7 @@ private:
         }
         auto& msg = *one;
         if (auto* r = std::get_if<jsonrpc::request>(&msg))
-            co_return co_await handle_request(stream, req, keep_alive, std::move(*r), session, unknown);
+            co_return co_await handle_request(stream, req, keep_alive, std::move(*r), session, unknown, srv);
 
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
@@ -536,11 +570,11 @@ private:
 
     asio::awaitable<bool> handle_request(beast::tcp_stream& stream, request_t& req, bool keep_alive,
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
-                                         bool unknown) {
+                                         bool unknown, server::server& srv) {
         auto const ex = co_await asio::this_coro::executor;
         auto facts = facts_of(req);
         bool const modern_claim =
-            server_.options().eras != protocol::era_support::legacy_only &&
+            srv.options().eras != protocol::era_support::legacy_only &&
             protocol::read_version_claim(r.params).what != protocol::version_claim::kind::absent;
 
         // Modern: served statelessly on a connection of its own; any session header is ignored, never echoed.
@@ -554,7 +588,7 @@ private:
                 co_await write_reply(stream, req, answer, keep_alive);
                 co_return true;
             }
-            auto conn = server::connection::create(server_, ex, [](std::string) {});
+            auto conn = server::connection::create(srv, ex, [](std::string) {});
             if (is_listen)
                 ++open_listens_;
             auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), true);
@@ -576,7 +610,8 @@ private:
                 co_return true;
             }
             std::weak_ptr<legacy_session> weak = s;
-            s->conn = server::connection::create(server_, ex, [weak](std::string line) {
+            s->owner = &srv;
+            s->conn = server::connection::create(srv, ex, [weak](std::string line) {
                 if (auto live = weak.lock())
                     live->publish(std::move(line));
             });
@@ -602,7 +637,7 @@ private:
                                                   std::move(facts));
         }
         // No session and no claim: admission answers (ping gets {}, everything else -32602 with 400).
-        auto conn = server::connection::create(server_, ex, [](std::string) {});
+        auto conn = server::connection::create(srv, ex, [](std::string) {});
         co_return co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), false);
     }
 
@@ -880,8 +915,9 @@ private:
 
     // GET: the session's standalone stream from now on; with Last-Event-ID, the stream that event belongs to
     // (standalone or a POST's) from after that event, taken over from a reader the server still thinks alive.
-    asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
-        auto found = session_for(req);
+    asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+                                     server::server const& srv) {
+        auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {
             co_await write_reply(stream, req, *refusal, keep_alive);
             co_return true;
@@ -939,8 +975,9 @@ private:
         co_return co_await finish_relay(stream, *session, *es, token, end);
     }
 
-    asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
-        auto found = session_for(req);
+    asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+                                        server::server const& srv) {
+        auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {
             co_await write_reply(stream, req, *refusal, keep_alive);
             co_return true;
@@ -954,7 +991,7 @@ private:
         co_return true;
     }
 
-    server::server& server_;
+    std::vector<http_route> routes_;
     http_options options_;
     asio::io_context io_;
     tcp::acceptor acceptor_;
@@ -973,8 +1010,31 @@ private:
     std::list<std::shared_ptr<socket_entry>> sockets_;
 };
 
+namespace {
+
+std::vector<http_route> checked_routes(std::vector<http_route> routes) {
+    if (routes.empty())
+        throw std::invalid_argument("http_server: no route");
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+        if (!routes[i].srv)
+            throw std::invalid_argument("http_server: the route " + routes[i].path + " has no server");
+        if (!routes[i].path.starts_with("/") || routes[i].path.find_first_of("?# ") != std::string::npos)
+            throw std::invalid_argument("http_server: a route's path must start with / and hold no query: " +
+                                        routes[i].path);
+        for (std::size_t j = 0; j < i; ++j)
+            if (routes[j].path == routes[i].path)
+                throw std::invalid_argument("http_server: two routes at " + routes[i].path);
+    }
+    return routes;
+}
+
+} // namespace
+
 http_server::http_server(server::server& srv, http_options options)
-    : impl_(std::make_shared<impl>(srv, std::move(options))) {}
+    : http_server(std::vector<http_route>{{options.path, &srv}}, options) {}
+
+http_server::http_server(std::vector<http_route> routes, http_options options)
+    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options))) {}
 
 http_server::~http_server() = default;
 
@@ -986,6 +1046,9 @@ std::uint16_t http_server::port() const noexcept {
 }
 std::string http_server::url() const {
     return impl_->url();
+}
+std::string http_server::url(std::string_view path) const {
+    return impl_->url(path);
 }
 void http_server::run() {
     impl_->run();

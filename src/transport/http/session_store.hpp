@@ -32,6 +32,8 @@ public:
     [[nodiscard]] std::string const& id() const noexcept { return id_; }
 
     std::shared_ptr<server::connection> conn;
+    /// The server of the endpoint the session was opened at (an http_server may serve several).
+    server::server const* owner = nullptr;
 
     /// The standalone stream (number 0): session-level messages (server requests and notifications), which
     /// the GET stream delivers.
