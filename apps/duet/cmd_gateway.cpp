@@ -32,6 +32,8 @@ struct gateway_cli {
     std::vector<std::string> upstreams;
     std::string era = "auto";
     bool lenient_args = false;
+    std::size_t pool_size = 4;
+    bool share_sessions = false;
     transport::http_options http;
 };
 
@@ -189,6 +191,8 @@ int run_gateway(gateway_cli const& cli) {
         options.name = u.name;
         options.mode = *mode;
         options.lenient_args = cli.lenient_args;
+        options.pool_size = cli.pool_size;
+        options.share_sessions = cli.share_sessions;
         auto created =
             asio::co_spawn(upstream_io, gateway::upstream_backend::async_create(std::move(options)),
                            asio::use_future)
@@ -247,6 +251,12 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--era", cli->era, "How to reach the upstream: legacy, modern or auto (default auto)");
     cmd->add_flag("--lenient-args", cli->lenient_args,
                   "Accept tool arguments sent flat in params.payload (moved into arguments)");
+    cmd->add_option("--pool-size", cli->pool_size,
+                    "Upstream connections (stdio: children) modern requests share, per capability set "
+                    "(default 4)")
+        ->check(CLI::Range(1, 1024));
+    cmd->add_flag("--share-sessions", cli->share_sessions,
+                  "Legacy sessions share that pool instead of each getting an upstream child of its own");
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");

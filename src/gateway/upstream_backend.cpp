@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -71,15 +72,40 @@ struct upstream_connection {
     }
 };
 
-/// What one legacy downstream session keeps (legacy upstream): its own upstream connection, opened with
-/// its capabilities at its first request, closed when the session ends.
+/// What one legacy downstream session keeps: for a legacy upstream (unless sessions share the pool), its own
+/// upstream connection, opened with its capabilities when the session begins and closed when it ends; and
+/// what the session's log lines say.
 struct session_upstream {
     asio::any_io_executor ex;
     json::object capabilities;
+    bool own_connection = false;
     std::shared_ptr<upstream_connection> connection;
     bool connecting = false;
+    /// The session-end log line's "method eras upstream" part, and where it goes.
+    std::string log_prefix;
+    std::function<void(std::string const&)> log;
+    std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 
     ~session_upstream();
+};
+
+/// The upstream connections modern requests (and sessions sharing the pool) take turns on: at most
+/// gateway_options::pool_size, kept open between requests; a request finding all busy waits for one.
+struct connection_pool {
+    std::vector<std::shared_ptr<upstream_connection>> idle;
+    std::size_t open = 0; ///< idle, in use, or being connected
+    std::deque<std::shared_ptr<asio::steady_timer>> waiting;
+
+    void wake_one() {
+        while (!waiting.empty()) {
+            auto t = std::move(waiting.front());
+            waiting.pop_front();
+            if (t) {
+                t->cancel();
+                return;
+            }
+        }
+    }
 };
 
 /// What a handler hands to the upstream side to start a call.
@@ -209,25 +235,43 @@ public:
 
     static awaitable<client::result<std::shared_ptr<upstream_connection>>>
     checkout(std::shared_ptr<impl> self, std::string key, std::optional<json::object> capabilities) {
-        auto& idle = self->idle_[key];
-        while (!idle.empty()) {
-            auto c = std::move(idle.back());
-            idle.pop_back();
-            if (!c->broken)
+        auto& pool = self->pools_[key]; // map nodes stay put: the reference outlives the waits
+        for (;;) {
+            if (self->closing_)
+                co_return client::make_error(client::errc::closed, "the gateway is closing");
+            while (!pool.idle.empty()) {
+                auto c = std::move(pool.idle.back());
+                pool.idle.pop_back();
+                if (!c->broken)
+                    co_return c;
+                --pool.open;
+                asio::co_spawn(self->ex_, close_connection(c), asio::detached);
+            }
+            if (pool.open < std::max<std::size_t>(1, self->options_.pool_size)) {
+                ++pool.open;
+                auto c = co_await connect(self, std::move(capabilities), std::move(key));
+                if (!c) {
+                    --pool.open;
+                    pool.wake_one();
+                }
                 co_return c;
-            asio::co_spawn(self->ex_, close_connection(c), asio::detached);
+            }
+            auto turn =
+                std::make_shared<asio::steady_timer>(self->ex_, asio::steady_timer::time_point::max());
+            pool.waiting.push_back(turn);
+            co_await turn->async_wait(asio::as_tuple(asio::use_awaitable));
         }
-        auto c = co_await connect(self, std::move(capabilities), std::move(key));
-        co_return c;
     }
 
     void checkin(std::shared_ptr<upstream_connection> c) {
-        auto& idle = idle_[c->key];
-        if (c->broken || closing_ || idle.size() >= options_.idle_connections) {
+        auto& pool = pools_[c->key];
+        if (c->broken || closing_) {
+            --pool.open;
             asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
-            return;
+        } else {
+            pool.idle.push_back(std::move(c));
         }
-        idle.push_back(std::move(c));
+        pool.wake_one();
     }
 
     static awaitable<void> close_connection(std::shared_ptr<upstream_connection> c) {
@@ -254,6 +298,17 @@ public:
         co_return c;
     }
 
+    // A legacy session's own upstream connection, opened as the session begins: the initialize log line.
+    static awaitable<void> open_session(std::shared_ptr<impl> self, std::shared_ptr<session_upstream> s) {
+        auto const started = std::chrono::steady_clock::now();
+        auto c = co_await session_connection(self, s);
+        auto const ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        self->log_line("duet gateway: initialize " + s->log_prefix +
+                       " status=" + (c ? std::string("ok") : "failed (" + c.error().to_string() + ")") + " " +
+                       std::to_string(ms.count()) + "ms");
+    }
+
     // ---- one forwarded call (on ex_) ---------------------------------------------------------------------
 
     static awaitable<client::input_answer> ask(std::weak_ptr<forwarded_call> weak, client::input_question q) {
@@ -266,6 +321,8 @@ public:
 
     static awaitable<void> run(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
                                call_spec spec) {
+        if (spec.session && !spec.session->own_connection)
+            spec.session.reset(); // the session shares the pool
         bool const pooled = !spec.session;
         client::result<std::shared_ptr<upstream_connection>> got =
             client::make_error(client::errc::closed, "");
@@ -558,7 +615,7 @@ public:
     std::string instructions_;
     std::mutex server_mutex_;
     server::server* server_ = nullptr;
-    std::map<std::string, std::vector<std::shared_ptr<upstream_connection>>> idle_;
+    std::map<std::string, connection_pool> pools_;
     std::map<std::string, std::shared_ptr<forwarded_call>> parked_;
     std::set<std::string> watched_; ///< resources watched downstream, hence upstream
     std::map<std::string, std::shared_ptr<client::cancellation>> listens_; ///< modern: one per watched URI
@@ -577,6 +634,13 @@ awaitable<void> close_client(std::shared_ptr<upstream_connection> c) {
 } // namespace
 
 session_upstream::~session_upstream() {
+    // The session ended (DELETE, expiry, or the gateway draining): its own upstream connection with it.
+    if (log) {
+        auto const lasted =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
+        log("duet gateway: session-end " + log_prefix + " status=ok after " + std::to_string(lasted.count()) +
+            "ms");
+    }
     if (connection)
         asio::co_spawn(ex, close_client(std::move(connection)), asio::detached);
 }
@@ -653,13 +717,25 @@ void upstream_backend::on_watch(std::string const& uri, bool watched) {
     asio::co_spawn(impl_->ex_, impl::watch(impl_, uri, watched), asio::detached);
 }
 
-std::shared_ptr<void> upstream_backend::on_session(protocol::version, json::object const& client_capabilities,
+std::shared_ptr<void> upstream_backend::on_session(protocol::version version,
+                                                   json::object const& client_capabilities,
                                                    json::object const&) {
-    if (impl_->era_ != protocol::era::legacy)
-        return nullptr; // a modern upstream keeps no sessions: the pool serves, with per-request capabilities
     auto s = std::make_shared<session_upstream>();
     s->ex = impl_->ex_;
     s->capabilities = client_capabilities;
+    // A modern upstream keeps no sessions: the pool serves, with per-request capabilities.
+    s->own_connection = impl_->era_ == protocol::era::legacy && !impl_->options_.share_sessions;
+    s->log_prefix = era_text(protocol::era::legacy, version) + " -> " +
+                    era_text(impl_->era_, impl_->version_) + " upstream=" + impl_->name_;
+    std::weak_ptr<impl> weak = impl_;
+    s->log = [weak](std::string const& line) {
+        if (auto i = weak.lock())
+            i->log_line(line);
+    };
+    if (s->own_connection) // the session's child starts now; its first request finds it ready
+        asio::co_spawn(impl_->ex_, impl::open_session(impl_, s), asio::detached);
+    else
+        impl_->log_line("duet gateway: initialize " + s->log_prefix + " status=ok 0ms");
     return s;
 }
 
@@ -694,10 +770,16 @@ awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
     for (auto& kv : self->parked_)
         kv.second->abandon();
     self->parked_.clear();
-    auto idle = std::move(self->idle_);
-    for (auto& kv : idle)
-        for (auto& c : kv.second)
-            co_await close_client(c);
+    std::vector<std::shared_ptr<upstream_connection>> idle;
+    for (auto& kv : self->pools_) {
+        for (auto& c : kv.second.idle)
+            idle.push_back(std::move(c));
+        kv.second.idle.clear();
+        while (!kv.second.waiting.empty())
+            kv.second.wake_one(); // they find the gateway closing
+    }
+    for (auto& c : idle)
+        co_await close_client(c);
     if (self->control_)
         co_await self->control_->async_close();
 }

@@ -1,4 +1,4 @@
-// An MCP server on stdio for the gateway's notification tests, legacy by default or modern with --modern,
+// An MCP server on stdio for the gateway's notification and pool tests, legacy by default or modern with --modern,
 // whose announcements the test drives from outside: every instance (the gateway may start several) follows a
 // journal file the test appends to, as instances of a real server follow the state they share.
 //
@@ -18,7 +18,10 @@ const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 const modernVersion = '2026-07-28';
 const serverInfo = { name: 'announcing-upstream', version: '1.0.0' };
 const capabilities = { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } };
-const tools = [{ name: 'pid', description: 'The server process id', inputSchema: { type: 'object' } }];
+const tools = [
+  { name: 'pid', description: 'The server process id', inputSchema: { type: 'object' } },
+  { name: 'slow_pid', description: 'The server process id, after 300 ms', inputSchema: { type: 'object' } },
+];
 const watched = 'test://watched';
 
 const subscribed = new Set(); // legacy
@@ -96,8 +99,11 @@ function serve(m) {
       return reply({});
     case 'tools/list':
       return reply({ tools, ...cacheable });
-    case 'tools/call':
-      return reply({ content: [{ type: 'text', text: String(process.pid) }] });
+    case 'tools/call': {
+      const answer = () => reply({ content: [{ type: 'text', text: String(process.pid) }] });
+      if (m.params?.name === 'slow_pid') return void setTimeout(answer, 300);
+      return answer();
+    }
     case 'resources/list':
       return reply({ resources: [{ uri: watched, name: 'watched' }], ...cacheable });
     case 'resources/read':
@@ -128,7 +134,9 @@ function serve(m) {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', (line) => {
+const input = createInterface({ input: process.stdin });
+input.on('close', () => process.exit(0)); // EOF: the client is done with this server
+input.on('line', (line) => {
   let m;
   try {
     m = JSON.parse(line);

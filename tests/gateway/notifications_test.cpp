@@ -5,6 +5,7 @@
 //
 // The upstream is tests/gateway/announcing_upstream.mjs, driven through a journal file and reporting its
 // subscriptions in a log file. Skipped where the pinned Node is not installed.
+#include "gateway/announcing_upstream.hpp"
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
@@ -16,97 +17,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
 
 namespace json = boost::json;
-namespace fs = std::filesystem;
 using namespace duet::test;
 using namespace duet::test::http;
 using namespace duet::test::gateway;
 
 constexpr std::string_view watched = "test://watched";
 constexpr std::string_view subscription_key = "io.modelcontextprotocol/subscriptionId";
-
-/// The announcing upstream's two files, in a directory of the test's own.
-class announcing_upstream {
-public:
-    announcing_upstream() {
-        static std::atomic<int> n{0};
-        dir_ = fs::temp_directory_path() /
-               ("duet-gateway-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        fs::create_directories(dir_);
-        std::ofstream(dir_ / "log").close();
-        std::ofstream(dir_ / "journal").close();
-    }
-    ~announcing_upstream() {
-        std::error_code ignored;
-        fs::remove_all(dir_, ignored);
-    }
-
-    /// The gateway's --upstream for it.
-    [[nodiscard]] std::string upstream(bool modern) const {
-        return "stdio:" + pinned_node() + " " DUET_SOURCE_DIR "/tests/gateway/announcing_upstream.mjs " +
-               (dir_ / "log").string() + " " + (dir_ / "journal").string() + (modern ? " --modern" : "");
-    }
-
-    /// Every instance hears of it (see announcing_upstream.mjs for the lines).
-    void announce(std::string const& line) const {
-        std::ofstream(dir_ / "journal", std::ios::app) << line << "\n";
-    }
-
-    /// The log's lines, each "PID WHAT [URI]".
-    [[nodiscard]] std::vector<std::string> log() const {
-        std::ifstream in(dir_ / "log");
-        std::vector<std::string> lines;
-        for (std::string line; std::getline(in, line);)
-            lines.push_back(line);
-        return lines;
-    }
-
-    /// The pids that logged `what` (e.g. "subscribe test://watched"), in order.
-    [[nodiscard]] std::vector<std::string> pids_that(std::string const& what) const {
-        std::vector<std::string> pids;
-        for (auto const& line : log()) {
-            auto const space = line.find(' ');
-            if (space != std::string::npos && line.substr(space + 1) == what)
-                pids.push_back(line.substr(0, space));
-        }
-        return pids;
-    }
-
-    /// Waits until `count` instances' log lines say `what`; false when they do not in time.
-    bool wait_for(std::string const& what, std::size_t count = 1) const {
-        auto const deadline = std::chrono::steady_clock::now() + wait_limit;
-        while (std::chrono::steady_clock::now() < deadline) {
-            if (pids_that(what).size() >= count)
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        return false;
-    }
-
-    [[nodiscard]] std::string log_text() const {
-        std::ostringstream out;
-        for (auto const& line : log())
-            out << line << "\n";
-        return out.str();
-    }
-
-private:
-    fs::path dir_;
-};
-
-#define DUET_SKIP_WITHOUT_NODE_HERE()                                                                        \
-    if (pinned_node().empty())                                                                               \
-    GTEST_SKIP() << "Node is not installed in tests/interop (run scripts/bootstrap)"
 
 std::string const subscribe_line = "subscribe " + std::string(watched);
 std::string const unsubscribe_line = "unsubscribe " + std::string(watched);
@@ -142,7 +64,7 @@ void expect_tagged(json::value const& m, json::value const& id) {
 }
 
 TEST(GatewayNotifications, LegacyUpstreamAnnouncementsReachModernListens) {
-    DUET_SKIP_WITHOUT_NODE_HERE();
+    DUET_SKIP_WITHOUT_PINNED_NODE();
     announcing_upstream up;
     gateway_process gw(up.upstream(false), {"--era", "legacy"});
     mcp_http c(gw.ep());
@@ -182,7 +104,7 @@ TEST(GatewayNotifications, LegacyUpstreamAnnouncementsReachModernListens) {
 }
 
 TEST(GatewayNotifications, ModernUpstreamListenServesALegacySession) {
-    DUET_SKIP_WITHOUT_NODE_HERE();
+    DUET_SKIP_WITHOUT_PINNED_NODE();
     announcing_upstream up;
     gateway_process gw(up.upstream(true), {"--era", "modern"});
     mcp_http c(gw.ep());
@@ -229,7 +151,7 @@ class GatewayControlRestart : public ::testing::TestWithParam<bool> {};
 // The child that carries the gateway's watches dies: it is started again, its watches made anew, and the
 // modern listen downstream (never interrupted) hears the restarted server's updates.
 TEST_P(GatewayControlRestart, ReestablishesTheWatchesOfAChildThatDied) {
-    DUET_SKIP_WITHOUT_NODE_HERE();
+    DUET_SKIP_WITHOUT_PINNED_NODE();
     bool const modern = GetParam();
     announcing_upstream up;
     gateway_process gw(up.upstream(modern), {"--era", modern ? "modern" : "legacy"});

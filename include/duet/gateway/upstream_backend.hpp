@@ -50,8 +50,13 @@ struct gateway_options {
     client::connect_mode mode = client::connect_mode::auto_detect;
     /// Accept tool arguments sent flat in `params.payload` (moved into `arguments`); otherwise -32602.
     bool lenient_args = false;
-    /// Idle upstream connections kept per capability set (legacy upstream) or in all (modern upstream).
-    std::size_t idle_connections = 4;
+    /// The upstream connections (stdio: children) modern requests share, per capability set (legacy
+    /// upstream) or in all (modern upstream): one request on each at a time, kept open between requests; a
+    /// request that finds all busy waits for one.
+    std::size_t pool_size = 4;
+    /// Legacy sessions of a legacy upstream share that pool too, instead of each getting an upstream
+    /// connection (stdio: a child) of its own, opened as the session begins (servers keep per-session state).
+    bool share_sessions = false;
     /// How long one forwarded request may take upstream.
     std::chrono::milliseconds request_timeout = std::chrono::minutes(5);
     /// How long a call waits, parked, for a modern client to retry with its answer.
