@@ -21,6 +21,7 @@ const capabilities = { tools: { listChanged: true }, resources: { subscribe: tru
 const tools = [
   { name: 'pid', description: 'The server process id', inputSchema: { type: 'object' } },
   { name: 'slow_pid', description: 'The server process id, after 300 ms', inputSchema: { type: 'object' } },
+  { name: 'crash', description: 'Exits the server mid-call', inputSchema: { type: 'object' } },
 ];
 const watched = 'test://watched';
 
@@ -102,6 +103,7 @@ function serve(m) {
     case 'tools/call': {
       const answer = () => reply({ content: [{ type: 'text', text: String(process.pid) }] });
       if (m.params?.name === 'slow_pid') return void setTimeout(answer, 300);
+      if (m.params?.name === 'crash') process.exit(1);
       return answer();
     }
     case 'resources/list':
