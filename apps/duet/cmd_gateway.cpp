@@ -252,8 +252,8 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_flag("--lenient-args", cli->lenient_args,
                   "Accept tool arguments sent flat in params.payload (moved into arguments)");
     cmd->add_option("--pool-size", cli->pool_size,
-                    "Upstream connections (stdio: children) modern requests share, per capability set "
-                    "(default 4)")
+                    "Upstream stdio children modern requests share, per capability set; for an HTTP "
+                    "upstream, connections kept open (default 4)")
         ->check(CLI::Range(1, 1024));
     cmd->add_flag("--share-sessions", cli->share_sessions,
                   "Legacy sessions share that pool instead of each getting an upstream child of its own");

@@ -17,6 +17,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -25,6 +26,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <variant>
 #include <vector>
 
 namespace duet::gateway {
@@ -89,8 +91,9 @@ struct session_upstream {
     ~session_upstream();
 };
 
-/// The upstream connections modern requests (and sessions sharing the pool) take turns on: at most
-/// gateway_options::pool_size, kept open between requests; a request finding all busy waits for one.
+/// The upstream connections modern requests (and sessions sharing the pool) take turns on, kept open between
+/// requests: for a stdio upstream at most gateway_options::pool_size, a request finding all busy waiting for
+/// one; for an HTTP upstream as many as requests come at once, pool_size of them kept.
 struct connection_pool {
     std::vector<std::shared_ptr<upstream_connection>> idle;
     std::size_t open = 0; ///< idle, in use, or being connected
@@ -247,7 +250,7 @@ public:
                 --pool.open;
                 asio::co_spawn(self->ex_, close_connection(c), asio::detached);
             }
-            if (pool.open < std::max<std::size_t>(1, self->options_.pool_size)) {
+            if (!self->bounded_pool() || pool.open < std::max<std::size_t>(1, self->options_.pool_size)) {
                 ++pool.open;
                 auto c = co_await connect(self, std::move(capabilities), std::move(key));
                 if (!c) {
@@ -265,7 +268,7 @@ public:
 
     void checkin(std::shared_ptr<upstream_connection> c) {
         auto& pool = pools_[c->key];
-        if (c->broken || closing_) {
+        if (c->broken || closing_ || pool.idle.size() >= std::max<std::size_t>(1, options_.pool_size)) {
             --pool.open;
             asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
         } else {
@@ -273,6 +276,10 @@ public:
         }
         pool.wake_one();
     }
+
+    // A stdio upstream's pool is bounded (each connection is a process); an HTTP upstream's only keeps that
+    // many open between requests, and carries as many at once as come.
+    bool bounded_pool() const { return !std::holds_alternative<client::http_target>(options_.upstream); }
 
     static awaitable<void> close_connection(std::shared_ptr<upstream_connection> c) {
         if (c && c->client)

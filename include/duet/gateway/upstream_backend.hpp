@@ -50,9 +50,10 @@ struct gateway_options {
     client::connect_mode mode = client::connect_mode::auto_detect;
     /// Accept tool arguments sent flat in `params.payload` (moved into `arguments`); otherwise -32602.
     bool lenient_args = false;
-    /// The upstream connections (stdio: children) modern requests share, per capability set (legacy
-    /// upstream) or in all (modern upstream): one request on each at a time, kept open between requests; a
-    /// request that finds all busy waits for one.
+    /// The upstream connections modern requests share, per capability set (legacy upstream) or in all
+    /// (modern upstream), one request on each at a time, kept open between requests. A stdio upstream has at
+    /// most this many children in a pool (a request that finds all busy waits for one); an HTTP upstream
+    /// opens as many connections as requests come at once and keeps this many.
     std::size_t pool_size = 4;
     /// Legacy sessions of a legacy upstream share that pool too, instead of each getting an upstream
     /// connection (stdio: a child) of its own, opened as the session begins (servers keep per-session state).
