@@ -78,21 +78,22 @@ asio::awaitable<client::input_answer> forwarded_call::async_ask(client::input_qu
 }
 
 void forwarded_call::relay_progress(client::progress_event e) {
-    if (relayed_.size() >= max_relayed)
-        relayed_.pop_front();
     call_step s;
     s.what = call_step::kind::progress;
     s.progress = std::move(e);
-    relayed_.push_back(std::move(s));
-    wake();
+    relay(std::move(s));
 }
 
 void forwarded_call::relay_log(client::log_event e) {
-    if (relayed_.size() >= max_relayed)
-        relayed_.pop_front();
     call_step s;
     s.what = call_step::kind::log;
     s.log = std::move(e);
+    relay(std::move(s));
+}
+
+void forwarded_call::relay(call_step s) {
+    if (relayed_.size() >= max_relayed)
+        relayed_.pop_front();
     relayed_.push_back(std::move(s));
     wake();
 }

@@ -78,6 +78,7 @@ public:
 
 private:
     void wake() { handler_wake_.cancel(); }
+    void relay(call_step s);
 
     std::string handle_;
     std::shared_ptr<client::cancellation> cancel_ = std::make_shared<client::cancellation>();
