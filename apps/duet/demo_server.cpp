@@ -78,7 +78,9 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                                         {"properties",
                                          {{"text", {{"type", "string"}, {"description", "What to echo"}}}}},
                                         {"required", json::array{"text"}}},
-                       .annotations = {{"readOnlyHint", true}}},
+                       .annotations = {{"readOnlyHint", true}},
+                       // Copies a string and never blocks: cheaper to run than to hand to another thread.
+                       .run_plain = plain_run::inline_on_io},
                   [](json::object const& args, request_context&) {
                       return tool_result::text(args.at("text").as_string());
                   });
@@ -88,7 +90,8 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                                        .description = "Adds a and b; typed arguments and structured output",
                                        .input_schema = {{"properties",
                                                          {{"a", {{"description", "First addend"}}},
-                                                          {"b", {{"description", "Second addend"}}}}}}},
+                                                          {"b", {{"description", "Second addend"}}}}}},
+                                       .run_plain = plain_run::inline_on_io},
                                   [](add_args const& in, request_context&) { return sum{in.a + in.b}; });
 
     srv->add_tool(
@@ -140,7 +143,8 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                  .name = "readme",
                  .title = "About this server",
                  .description = "What the demo server offers",
-                 .mime_type = "text/markdown"},
+                 .mime_type = "text/markdown",
+                 .run_plain = plain_run::inline_on_io},
         [](std::string const& uri, request_context&) {
             read_result r;
             r.contents.push_back(text_resource_contents(

@@ -5,7 +5,8 @@
 //
 // Every handler that serves a request (tools/call, prompts/get, resources/read) is a coroutine, so it can ask
 // the client for input with request_context::async_input in both eras. server::add_tool / add_prompt /
-// add_resource / add_resource_template also take plain functions and run them off the I/O threads.
+// add_resource / add_resource_template also take plain functions and run them off the I/O threads, unless the
+// definition says the function is cheap enough to run where the request is served (`run_plain`).
 //
 //     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
 //                          .input_schema = {{"type","object"}, {"properties", {{"text",
@@ -33,6 +34,18 @@
 
 namespace duet::server {
 
+/// Where server::add_tool / add_resource / add_resource_template / add_prompt run a plain (non-coroutine)
+/// handler. Coroutine handlers always run on the connection's executor; this setting does not apply to them.
+enum class plain_run : std::uint8_t {
+    /// On the server's blocking pool (server_options::blocking_threads), then back to the connection: any
+    /// function is safe, however long it takes or blocks, at the price of two thread hand-offs per call.
+    on_blocking_pool,
+    /// On the I/O thread serving the request, with no hand-off: for functions that never block (no file or
+    /// network I/O, no sleeping, no waiting on a lock others hold long) and return within microseconds, such
+    /// as computing a result from the arguments. A slow one stalls every request that thread serves.
+    inline_on_io,
+};
+
 /// A coroutine tool handler. Plain functions are accepted by server::add_tool and run off the I/O threads.
 using tool_handler = std::function<boost::asio::awaitable<tool_result>(boost::json::object const& arguments,
                                                                        request_context& ctx)>;
@@ -47,6 +60,7 @@ struct tool {
     boost::json::array icons;
     boost::json::object meta;
     tool_handler handler;
+    plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_tool runs
 
     /// The Tool object as listed (newest shape).
     [[nodiscard]] boost::json::object to_json() const;
@@ -84,6 +98,7 @@ struct resource {
     boost::json::array icons;
     std::optional<protocol::cache_hints> hints; ///< resources/read cache hints; server default when empty
     resource_handler read;
+    plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_resource runs
 
     [[nodiscard]] boost::json::object to_json() const;
 };
@@ -99,6 +114,8 @@ struct resource_template {
     std::optional<protocol::cache_hints> hints;
     resource_template_handler read;
     completion_handler complete; ///< completes template variables (completion/complete with ref/resource)
+    plain_run run_plain =
+        plain_run::on_blocking_pool; ///< where a plain handler given to add_resource_template runs
 
     [[nodiscard]] boost::json::object to_json() const;
 };
@@ -118,6 +135,7 @@ struct prompt {
     boost::json::array icons;
     prompt_handler get;
     completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
+    plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_prompt runs
 
     [[nodiscard]] boost::json::object to_json() const;
 };

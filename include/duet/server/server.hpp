@@ -5,9 +5,13 @@
 // that own the per-session half.
 //
 //     duet::server::server srv({.info = {.name = "demo", .version = "1.0"}});
-//     srv.add_tool({.name = "echo", .input_schema = ...}, [](json::object const& args, request_context&) {
-//         return tool_result::text(args.at("text").as_string());          // plain: runs off the I/O threads
+//     srv.add_tool({.name = "lookup", .input_schema = ...}, [](json::object const& args, request_context&) {
+//         return tool_result::text(read_file(args.at("path")));           // plain: runs off the I/O threads
 //     });
+//     srv.add_tool({.name = "echo", .input_schema = ..., .run_plain = plain_run::inline_on_io},
+//                  [](json::object const& args, request_context&) {       // cheap and never blocks: runs
+//                      return tool_result::text(args.at("text").as_string());   // where it is served
+//                  });
 //     srv.add_typed_tool<forecast_args>({.name = "forecast"}, [](forecast_args const& in, request_context&) {
 //         return forecast{...};                                             // -> structuredContent + text
 //     });
@@ -171,11 +175,13 @@ public:
     void add_tool(tool t);
 
     /// Registers a tool whose handler is a plain function `tool_result(json::object const&,
-    /// request_context&)`; it runs on the blocking pool so it never stalls the I/O threads.
+    /// request_context&)`; it runs on the blocking pool so it never stalls the I/O threads, or inline where
+    /// the request is served when `t.run_plain` is plain_run::inline_on_io (a cheap function that never
+    /// blocks).
     template<class F>
     requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
     void add_tool(tool t, F f) {
-        t.handler = offload<tool_result, boost::json::object const&>(std::move(f));
+        t.handler = offload<tool_result, boost::json::object const&>(std::move(f), t.run_plain);
         add_tool(std::move(t));
     }
 
@@ -200,7 +206,8 @@ public:
     // ---- resources, templates, prompts -------------------------------------------------------------------
 
     // Each takes its handler in the definition (a coroutine: `read` / `get`) or as a second argument: a plain
-    // function, run on the blocking pool, or a coroutine, run on the connection's executor (it must not
+    // function, run on the blocking pool (or inline when the definition's `run_plain` says
+    // plain_run::inline_on_io), or a coroutine, run on the connection's executor (it must not
     // block). Only coroutine handlers can ask the client for input (request_context::async_input). A
     // definition without a handler, name or URI throws std::invalid_argument.
 
@@ -210,7 +217,7 @@ public:
     template<class F>
     requires std::is_invocable_r_v<read_result, F, std::string const&, request_context&>
     void add_resource(resource r, F f) {
-        r.read = offload<read_result, std::string const&>(std::move(f));
+        r.read = offload<read_result, std::string const&>(std::move(f), r.run_plain);
         add_resource(std::move(r));
     }
     template<class F>
@@ -229,7 +236,7 @@ public:
     template<class F>
     requires std::is_invocable_r_v<read_result, F, std::string const&, uri_variables const&, request_context&>
     void add_resource_template(resource_template t, F f) {
-        t.read = offload<read_result, std::string const&, uri_variables const&>(std::move(f));
+        t.read = offload<read_result, std::string const&, uri_variables const&>(std::move(f), t.run_plain);
         add_resource_template(std::move(t));
     }
     template<class F>
@@ -248,7 +255,7 @@ public:
     template<class F>
     requires std::is_invocable_r_v<prompt_result, F, prompt_arguments const&, request_context&>
     void add_prompt(prompt p, F f) {
-        p.get = offload<prompt_result, prompt_arguments const&>(std::move(f));
+        p.get = offload<prompt_result, prompt_arguments const&>(std::move(f), p.run_plain);
         add_prompt(std::move(p));
     }
     template<class F>
@@ -314,9 +321,14 @@ public:
 
 private:
     // A coroutine handler that runs the plain function `f` on the blocking pool and resumes its caller where
-    // it was. `Args` are the handler's parameters before the request_context.
+    // it was, or calls it right away for plain_run::inline_on_io. `Args` are the handler's parameters before
+    // the request_context.
     template<class R, class... Args, class F>
-    std::function<boost::asio::awaitable<R>(Args..., request_context&)> offload(F f) {
+    std::function<boost::asio::awaitable<R>(Args..., request_context&)> offload(F f, plain_run where) {
+        if (where == plain_run::inline_on_io)
+            return [f = std::move(f)](Args... args, request_context& ctx) -> boost::asio::awaitable<R> {
+                co_return f(args..., ctx); // the closure lives in the definition, which outlives the call
+            };
         return [this, f = std::move(f)](Args... args, request_context& ctx) -> boost::asio::awaitable<R> {
             // The references stay valid: this frame lives until the pool's coroutine completes.
             co_return co_await boost::asio::co_spawn(pool_, run_blocking<R, F, Args...>(f, args..., ctx),
