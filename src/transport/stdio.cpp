@@ -3,16 +3,21 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
-#include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -20,21 +25,171 @@ namespace duet::transport {
 
 namespace {
 
-// Blocking writes on a thread of their own, so a slow reader of stdout never stalls the I/O threads.
-class line_writer {
-public:
-    explicit line_writer(int fd) : fd_(fd), thread_([this] { run(); }) {}
-    ~line_writer() { close(); }
+namespace asio = boost::asio;
 
-    void push(std::string line) {
-        line += '\n';
+constexpr std::size_t read_chunk = 64 * 1024;
+
+// Splits a byte stream into lines; a line longer than the bound is reported once and skipped up to its
+// newline. Empty lines are dropped, a trailing '\r' is not part of the line.
+class line_splitter {
+public:
+    explicit line_splitter(std::size_t max_line) : max_line_(max_line) {}
+
+    template<class OnLine, class OnOversized>
+    void feed(std::string_view chunk, OnLine const& on_line, OnOversized const& on_oversized) {
+        while (!chunk.empty()) {
+            auto const nl = chunk.find('\n');
+            auto const part = chunk.substr(0, nl);
+            if (!discarding_) {
+                if (pending_.size() + part.size() > max_line_) {
+                    discarding_ = true;
+                    pending_.clear();
+                    on_oversized();
+                } else {
+                    pending_.append(part);
+                }
+            }
+            if (nl == std::string_view::npos)
+                return;
+            chunk.remove_prefix(nl + 1);
+            if (!discarding_) {
+                if (!pending_.empty() && pending_.back() == '\r')
+                    pending_.pop_back();
+                if (!pending_.empty())
+                    on_line(std::move(pending_));
+                pending_.clear();
+            }
+            discarding_ = false;
+        }
+    }
+
+    /// End of input: a final line without a newline still counts.
+    template<class OnLine>
+    void end(OnLine const& on_line) {
+        if (!discarding_ && !pending_.empty())
+            on_line(std::move(pending_));
+        pending_.clear();
+    }
+
+private:
+    std::size_t max_line_;
+    std::string pending_;
+    bool discarding_ = false;
+};
+
+// Whether `fd` can be read or written through the I/O threads' reactor (epoll): pipes and sockets can,
+// regular files cannot.
+bool reactor_capable(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+bool same_file(int a, int b) {
+    struct stat sa {};
+    struct stat sb {};
+    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// Non-blocking mode is a property of the open file, shared by every descriptor of it: the reactor's
+// descriptors put stdin/stdout in it while they serve and put the flags back afterwards, and stderr must not
+// share the file (a log line would fail with EAGAIN instead of waiting).
+class file_flags {
+public:
+    explicit file_flags(int fd) : fd_(fd), flags_(::fcntl(fd, F_GETFL)) {}
+    ~file_flags() {
+        if (flags_ != -1)
+            ::fcntl(fd_, F_SETFL, flags_);
+    }
+    file_flags(file_flags const&) = delete;
+    file_flags& operator=(file_flags const&) = delete;
+
+private:
+    int fd_;
+    int flags_;
+};
+
+// Where the connection's messages go. Both kinds take lines from the connection's strand and coalesce what
+// accumulates while a write is under way into the next write(2), so a burst of answers costs one system call
+// rather than one each.
+class output {
+public:
+    virtual ~output() = default;
+    virtual void push(std::string line) = 0;
+    [[nodiscard]] virtual bool broken() const noexcept = 0;
+};
+
+// Writes on the I/O threads through the reactor: a slow reader of stdout never blocks them, and no thread
+// hand-off is needed. What a running write leaves behind goes out in the next one.
+class reactor_output final : public output {
+public:
+    reactor_output(asio::io_context& io, int fd) : fd_(io) {
+        boost::system::error_code ec;
+        fd_.assign(::dup(fd), ec);
+        ok_ = !ec;
+    }
+
+    [[nodiscard]] bool ok() const noexcept { return ok_; }
+
+    void push(std::string line) override {
+        std::lock_guard lock(mutex_);
+        if (broken_)
+            return;
+        pending_.append(line).push_back('\n');
+        if (busy_)
+            return;
+        busy_ = true;
+        // Posted, not written now: the other answers this turn of the I/O loop produces join this write.
+        asio::post(fd_.get_executor(), [this] { write_next(); });
+    }
+
+    [[nodiscard]] bool broken() const noexcept override { return broken_.load(); }
+
+private:
+    void write_next() {
+        {
+            std::lock_guard lock(mutex_);
+            if (pending_.empty() || broken_) {
+                busy_ = false;
+                pending_.clear();
+                return;
+            }
+            writing_.clear();
+            writing_.swap(pending_);
+        }
+        asio::async_write(fd_, asio::buffer(writing_), [this](boost::system::error_code ec, std::size_t) {
+            if (ec)
+                broken_ = true;
+            write_next();
+        });
+    }
+
+    asio::posix::stream_descriptor fd_;
+    bool ok_ = false;
+    std::mutex mutex_;
+    std::string pending_; ///< lines waiting for the next write
+    std::string writing_; ///< what the write under way sends
+    bool busy_ = false;   ///< a write is posted or under way
+    std::atomic<bool> broken_{false};
+};
+
+// Blocking writes on a thread of their own, for an output the reactor cannot serve (a regular file, or a
+// terminal or file that stderr shares), so a slow reader never stalls the I/O threads.
+class thread_output final : public output {
+public:
+    explicit thread_output(int fd) : fd_(fd), thread_([this] { run(); }) {}
+    ~thread_output() override { close(); }
+
+    void push(std::string line) override {
+        bool wake = false;
         {
             std::lock_guard lock(mutex_);
             if (closed_)
                 return;
-            queue_.push_back(std::move(line));
+            pending_.append(line).push_back('\n');
+            wake = waiting_;
         }
-        cv_.notify_one();
+        if (wake)
+            cv_.notify_one();
     }
 
     /// Flushes what is queued, then stops.
@@ -48,20 +203,22 @@ public:
             thread_.join();
     }
 
-    [[nodiscard]] bool broken() const noexcept { return broken_.load(); }
+    [[nodiscard]] bool broken() const noexcept override { return broken_.load(); }
 
 private:
     void run() {
+        std::string batch;
         std::unique_lock lock(mutex_);
         for (;;) {
-            cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-            if (queue_.empty())
+            waiting_ = true;
+            cv_.wait(lock, [&] { return closed_ || !pending_.empty(); });
+            waiting_ = false;
+            if (pending_.empty())
                 return;
-            std::deque<std::string> batch;
-            batch.swap(queue_);
+            batch.clear();
+            batch.swap(pending_);
             lock.unlock();
-            for (auto const& line : batch)
-                write_all(line);
+            write_all(batch);
             lock.lock();
         }
     }
@@ -85,82 +242,141 @@ private:
     int fd_;
     std::mutex mutex_;
     std::condition_variable cv_;
-    std::deque<std::string> queue_;
+    std::string pending_;
     bool closed_ = false;
+    bool waiting_ = false; ///< the thread sleeps on cv_: a push must wake it
     std::atomic<bool> broken_{false};
     std::thread thread_;
 };
 
-// Splits input into lines; a line longer than the bound is reported once and skipped up to its newline.
-template<class OnLine, class OnOversized>
-void read_lines(int fd, std::size_t max_line, OnLine on_line, OnOversized on_oversized) {
-    std::string pending;
-    bool discarding = false;
-    std::vector<char> buf(64 * 1024);
+// Reads on the I/O threads through the reactor, a chunk at a time, and hands each line to the connection.
+class reactor_input {
+public:
+    reactor_input(asio::io_context& io, int fd, std::size_t max_line,
+                  std::shared_ptr<server::connection> conn, std::function<void()> at_end)
+        : fd_(io), split_(max_line), conn_(std::move(conn)), at_end_(std::move(at_end)), buffer_(read_chunk) {
+        boost::system::error_code ec;
+        fd_.assign(::dup(fd), ec);
+        ok_ = !ec;
+    }
+
+    [[nodiscard]] bool ok() const noexcept { return ok_; }
+
+    void start() {
+        fd_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
+            split_.feed(
+                std::string_view(buffer_.data(), n),
+                [this](std::string line) { conn_->receive(std::move(line)); },
+                [this] { conn_->receive_oversized(); });
+            if (!ec) {
+                start();
+                return;
+            }
+            // End of input (or an input that failed): what was read is all there is.
+            split_.end([this](std::string line) { conn_->receive(std::move(line)); });
+            at_end_();
+        });
+    }
+
+private:
+    asio::posix::stream_descriptor fd_;
+    bool ok_ = false;
+    line_splitter split_;
+    std::shared_ptr<server::connection> conn_;
+    std::function<void()> at_end_;
+    std::vector<char> buffer_;
+};
+
+// Reads with blocking read(2) on the calling thread, for an input the reactor cannot serve (a regular file,
+// a terminal).
+void read_blocking(int fd, std::size_t max_line, server::connection& conn) {
+    line_splitter split(max_line);
+    std::vector<char> buf(read_chunk);
+    auto on_line = [&conn](std::string line) {
+        conn.receive(std::move(line));
+    };
+    auto on_oversized = [&conn] {
+        conn.receive_oversized();
+    };
     for (;;) {
         auto const n = ::read(fd, buf.data(), buf.size());
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
-        while (!chunk.empty()) {
-            auto const nl = chunk.find('\n');
-            auto const part = chunk.substr(0, nl);
-            if (!discarding) {
-                if (pending.size() + part.size() > max_line) {
-                    discarding = true;
-                    pending.clear();
-                    on_oversized();
-                } else {
-                    pending.append(part);
-                }
-            }
-            if (nl == std::string_view::npos)
-                break;
-            chunk.remove_prefix(nl + 1);
-            if (!discarding) {
-                if (!pending.empty() && pending.back() == '\r')
-                    pending.pop_back();
-                if (!pending.empty())
-                    on_line(std::move(pending));
-                pending.clear();
-            }
-            discarding = false;
-        }
+        split.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), on_line, on_oversized);
     }
-    // A final line without a newline still counts.
-    if (!discarding && !pending.empty())
-        on_line(std::move(pending));
+    split.end(on_line);
 }
 
 } // namespace
 
 int serve_stdio(server::server& srv, stdio_options const& options) {
     std::signal(SIGPIPE, SIG_IGN);
-    boost::asio::io_context io;
-    auto work = boost::asio::make_work_guard(io);
-    line_writer writer(options.output_fd);
+    auto const threads = std::max<std::size_t>(1, options.io_threads);
+    asio::io_context io(static_cast<int>(threads));
+    auto work = asio::make_work_guard(io);
+
+    // The reactor serves stdin and stdout when they are pipes or sockets that stderr does not share; anything
+    // else falls back to a thread of its own.
+    int const in = options.input_fd;
+    int const out = options.output_fd;
+    bool const async_in = reactor_capable(in) && !same_file(in, STDERR_FILENO) && in != STDERR_FILENO;
+    bool const async_out = reactor_capable(out) && !same_file(out, STDERR_FILENO) && out != STDERR_FILENO;
+    file_flags const in_flags(in);
+    file_flags const out_flags(out);
+
+    std::unique_ptr<reactor_output> reactor_out;
+    std::unique_ptr<thread_output> thread_out;
+    output* sink = nullptr;
+    if (async_out) {
+        reactor_out = std::make_unique<reactor_output>(io, out);
+        if (reactor_out->ok())
+            sink = reactor_out.get();
+        else
+            reactor_out.reset();
+    }
+    if (!sink) {
+        thread_out = std::make_unique<thread_output>(out);
+        sink = thread_out.get();
+    }
 
     server::connection_options copts;
     copts.limits.max_bytes = options.max_line_bytes;
     auto conn = server::connection::create(
-        srv, io.get_executor(), [&writer](std::string line) { writer.push(std::move(line)); }, copts);
+        srv, io.get_executor(), [sink](std::string line) { sink->push(std::move(line)); }, copts);
+    auto const end_of_input = [conn, &work] {
+        conn->finish([&work] { work.reset(); });
+    };
 
-    std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < std::max<std::size_t>(1, options.io_threads); ++i)
-        threads.emplace_back([&io] { io.run(); });
+    std::unique_ptr<reactor_input> reactor_in;
+    if (async_in) {
+        reactor_in = std::make_unique<reactor_input>(io, in, options.max_line_bytes, conn, end_of_input);
+        if (reactor_in->ok())
+            reactor_in->start();
+        else
+            reactor_in.reset();
+    }
 
-    read_lines(
-        options.input_fd, options.max_line_bytes, [&](std::string line) { conn->receive(std::move(line)); },
-        [&] { conn->receive_oversized(); });
-
-    conn->finish([&work] { work.reset(); });
-    for (auto& t : threads)
+    std::vector<std::thread> pool;
+    if (reactor_in) {
+        // The calling thread is one of the I/O threads.
+        for (std::size_t i = 1; i < threads; ++i)
+            pool.emplace_back([&io] { io.run(); });
+        io.run();
+    } else {
+        for (std::size_t i = 0; i < threads; ++i)
+            pool.emplace_back([&io] { io.run(); });
+        read_blocking(in, options.max_line_bytes, *conn);
+        end_of_input();
+    }
+    for (auto& t : pool)
         t.join();
+    reactor_in.reset();
     conn.reset();
-    writer.close();
-    return writer.broken() ? 1 : 0;
+    if (thread_out)
+        thread_out->close();
+    return sink->broken() ? 1 : 0;
 }
 
 } // namespace duet::transport
