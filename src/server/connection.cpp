@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -127,7 +128,9 @@ void log_stderr(std::string const& s) {
 class connection::impl : public std::enable_shared_from_this<connection::impl> {
 public:
     impl(server& srv, asio::any_io_executor ex, writer w, connection_options o)
-        : server_(srv), strand_(asio::make_strand(ex)), write_(std::move(w)), options_(o) {}
+        : server_(srv), strand_(o.executor_is_serial ? asio::any_io_executor(std::move(ex))
+                                                     : asio::any_io_executor(asio::make_strand(ex))),
+          write_(std::move(w)), options_(o) {}
 
     void receive(std::string frame) {
         asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] { self->on_frame(frame); });
@@ -167,6 +170,10 @@ public:
 
     asio::awaitable<handled> async_handle(jsonrpc::request r, protocol::http_facts const* http, writer out,
                                           std::function<void()> end_stream) {
+        // Already on the connection's executor (a caller that shares it): served here, with no hand-off.
+        auto const caller = co_await asio::this_coro::executor;
+        if (caller == strand_)
+            co_return co_await handle_on_strand(std::move(r), http, std::move(out), std::move(end_stream));
         // Run on the connection's own strand (a coroutine resumes on the executor it was spawned on, whatever
         // it awaited), and hand the answer back to the caller's executor. A named coroutine, not a capturing
         // lambda: co_spawn may move a lambda's closure after starting it.
@@ -732,7 +739,7 @@ private:
     }
 
     server& server_;
-    asio::strand<asio::any_io_executor> strand_;
+    asio::any_io_executor strand_; ///< a strand: the connection's own, or the caller's (executor_is_serial)
     writer write_;
     connection_options options_;
     std::optional<legacy_session> session_;
@@ -750,7 +757,8 @@ std::shared_ptr<connection> connection::create(server& srv, asio::any_io_executo
                                                connection_options options) {
     auto p = std::make_shared<impl>(srv, std::move(executor), std::move(write), options);
     std::shared_ptr<connection> c(new connection(p));
-    srv.subscribe(c);
+    if (options.hears_server_events)
+        srv.subscribe(c);
     return c;
 }
 

@@ -34,6 +34,14 @@ struct connection_options {
     jsonrpc::parse_limits limits;
     /// How long a request to the client waits for its answer by default.
     std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
+    /// The executor given to create() already runs one handler at a time (a strand the caller owns): the
+    /// connection keeps its state on it instead of a strand of its own, and async_handle() called from it
+    /// serves the request there and then, with no hand-off. HTTP's one-request connections do this.
+    bool executor_is_serial = false;
+    /// Whether the connection hears server events (list changes, resource updates). Only a legacy session or
+    /// a modern listen has any use for them; a connection that serves one other stateless request skips the
+    /// registration.
+    bool hears_server_events = true;
 };
 
 class connection : public event_listener {

@@ -40,7 +40,9 @@ struct http_options {
     std::string host = "127.0.0.1";
     std::uint16_t port = 8750; ///< 0 picks a free port
     std::string path = "/mcp";
-    std::size_t io_threads = 2;
+    /// Threads serving connections. 0: one per CPU this process may run on (its affinity mask), so a
+    /// process pinned to one core does not hand requests between threads that take turns on it.
+    std::size_t io_threads = 0;
     std::size_t max_body_bytes = 4 * 1024 * 1024;
     std::size_t max_header_bytes = 16 * 1024;
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);

@@ -23,6 +23,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <list>
@@ -94,6 +97,15 @@ bool sse_polling(std::optional<protocol::version> negotiated) {
     return negotiated && *negotiated >= protocol::version::v2025_11_25;
 }
 
+// The CPUs this process may run on (its affinity mask), at least one.
+std::size_t usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+        return static_cast<std::size_t>(std::max(1, CPU_COUNT(&set)));
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // How a relayed session stream ended.
 enum class relay_end {
     complete,   ///< its last event was written
@@ -155,7 +167,8 @@ public:
         });
         schedule_sweep();
         std::vector<std::thread> threads;
-        for (std::size_t i = 1; i < std::max<std::size_t>(1, options_.io_threads); ++i)
+        auto const io_threads = options_.io_threads != 0 ? options_.io_threads : usable_cpus();
+        for (std::size_t i = 1; i < io_threads; ++i)
             threads.emplace_back([this] { io_.run(); });
         io_.run();
         for (auto& t : threads)
@@ -455,6 +468,15 @@ private:
         return s && !s->ended() ? s : nullptr;
     }
 
+    // A connection for one request outside any session: it lives on this socket's strand (the request is
+    // served there and then) and hears server events only when it is a listen.
+    static server::connection_options one_request(bool listen) {
+        server::connection_options o;
+        o.executor_is_serial = true;
+        o.hears_server_events = listen;
+        return o;
+    }
+
     // GET and DELETE belong to a live legacy session: the session, or the refusal to answer with (404 for an
     // unknown or ended one, 405 without any).
     std::variant<std::shared_ptr<legacy_session>, reply> session_for(request_t const& req,
@@ -588,7 +610,8 @@ private:
                 co_await write_reply(stream, req, answer, keep_alive);
                 co_return true;
             }
-            auto conn = server::connection::create(srv, ex, [](std::string) {});
+            auto conn = server::connection::create(
+                srv, ex, [](std::string) {}, one_request(is_listen));
             if (is_listen)
                 ++open_listens_;
             auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), true);
@@ -637,7 +660,8 @@ private:
                                                   std::move(facts));
         }
         // No session and no claim: admission answers (ping gets {}, everything else -32602 with 400).
-        auto conn = server::connection::create(srv, ex, [](std::string) {});
+        auto conn = server::connection::create(
+            srv, ex, [](std::string) {}, one_request(false));
         co_return co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), false);
     }
 
@@ -736,18 +760,31 @@ private:
             track(conn, listen ? queue : nullptr);
         asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), std::move(facts), listen),
                        asio::detached);
-        peer_watch watch(stream.socket(), [queue] { queue->interrupt(); });
         auto abandon = [&] {
             if (modern)
                 conn->cancel_requests();
             return false;
         };
 
+        // Most answers are known once the handler has first run (it never waited; co_spawn runs it here and
+        // now when it can, else after one turn of this strand): look before paying for a watch on the peer,
+        // which costs a reactor registration per request.
         std::string line;
-        auto got = co_await queue->pop(line, unbounded_wait);
-        while (got == stream_queue::outcome::interrupted && !watch.gone())
+        auto got = queue->try_pop(line);
+        if (got == stream_queue::outcome::idle) {
+            co_await asio::post(ex, asio::use_awaitable);
+            got = queue->try_pop(line);
+        }
+        std::optional<peer_watch> watch;
+        if (got == stream_queue::outcome::idle) {
+            watch.emplace(stream.socket(), [queue] { queue->interrupt(); });
             got = co_await queue->pop(line, unbounded_wait);
-        if (watch.gone() || got == stream_queue::outcome::overflowed)
+            while (got == stream_queue::outcome::interrupted && !watch->gone())
+                got = co_await queue->pop(line, unbounded_wait);
+            if (watch->gone())
+                co_return abandon();
+        }
+        if (got == stream_queue::outcome::overflowed)
             co_return abandon();
         if (got == stream_queue::outcome::closed) {
             // Nothing was streamed: a plain JSON answer (or 202 when none is owed, e.g. cancelled).
@@ -759,6 +796,8 @@ private:
         }
 
         // Streamed: SSE, each message one event; the response (if any) is the last event.
+        if (!watch)
+            watch.emplace(stream.socket(), [queue] { queue->interrupt(); });
         if (!co_await begin_sse(stream, req, keep_alive))
             co_return abandon();
         bool alive = co_await write_event(stream, {}, line);
@@ -766,7 +805,7 @@ private:
             got = co_await queue->pop(line, options_.keepalive);
             if (got == stream_queue::outcome::closed)
                 break;
-            if (watch.gone() || got == stream_queue::outcome::overflowed) {
+            if (watch->gone() || got == stream_queue::outcome::overflowed) {
                 alive = false;
             } else if (got == stream_queue::outcome::idle) {
                 std::string chunk = ": keepalive\n\n";

@@ -30,6 +30,7 @@ public:
         : timer_(executor), max_items_(max_items) {}
 
     void push(std::string line) {
+        bool wake_reader = false;
         {
             std::lock_guard lock(mutex_);
             if (closed_)
@@ -40,29 +41,43 @@ public:
             } else {
                 items_.push_back(std::move(line));
             }
+            wake_reader = waiting_;
         }
-        wake();
+        if (wake_reader)
+            wake();
     }
 
     /// pop() returns `interrupted` (once) as soon as it can.
     void interrupt() {
+        bool wake_reader = false;
         {
             std::lock_guard lock(mutex_);
             interrupted_ = true;
+            wake_reader = waiting_;
         }
-        wake();
+        if (wake_reader)
+            wake();
     }
 
     /// No more lines will come; pop() returns what is left, then nothing.
     void close() {
+        bool wake_reader = false;
         {
             std::lock_guard lock(mutex_);
             closed_ = true;
+            wake_reader = waiting_;
         }
-        wake();
+        if (wake_reader)
+            wake();
     }
 
     enum class outcome { line, idle, closed, interrupted, overflowed };
+
+    /// What pop() would return now, without waiting: `idle` when it would wait.
+    outcome try_pop(std::string& out) {
+        std::lock_guard lock(mutex_);
+        return take(out);
+    }
 
     /// Waits up to `idle` for the next line.
     boost::asio::awaitable<outcome> pop(std::string& out, std::chrono::milliseconds idle) {
@@ -70,26 +85,36 @@ public:
         for (;;) {
             {
                 std::lock_guard lock(mutex_);
-                if (std::exchange(interrupted_, false))
-                    co_return outcome::interrupted;
-                if (overflowed_)
-                    co_return outcome::overflowed;
-                if (!items_.empty()) {
-                    out = std::move(items_.front());
-                    items_.pop_front();
-                    co_return outcome::line;
-                }
-                if (closed_)
-                    co_return outcome::closed;
+                waiting_ = false;
+                if (auto const got = take(out); got != outcome::idle)
+                    co_return got;
+                if (std::chrono::steady_clock::now() >= deadline)
+                    co_return outcome::idle;
+                // From here on a push, interrupt or close wakes this reader; before, it is seen above.
+                waiting_ = true;
             }
-            if (std::chrono::steady_clock::now() >= deadline)
-                co_return outcome::idle;
             timer_.expires_at(deadline);
             co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
         }
     }
 
 private:
+    // Called with mutex_ held.
+    outcome take(std::string& out) {
+        if (std::exchange(interrupted_, false))
+            return outcome::interrupted;
+        if (overflowed_)
+            return outcome::overflowed;
+        if (!items_.empty()) {
+            out = std::move(items_.front());
+            items_.pop_front();
+            return outcome::line;
+        }
+        if (closed_)
+            return outcome::closed;
+        return outcome::idle;
+    }
+
     void wake() {
         boost::asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
     }
@@ -99,6 +124,7 @@ private:
     bool closed_ = false;
     bool interrupted_ = false;
     bool overflowed_ = false;
+    bool waiting_ = false; ///< pop() waits on timer_: whoever changes the queue must wake it
     boost::asio::steady_timer timer_;
     std::size_t max_items_;
 };
