@@ -54,7 +54,8 @@ std::optional<error_object> read_error_object(boost::json::value const& v) {
     return e;
 }
 
-parsed parse_call(boost::json::object const& o) {
+// `o` is the caller's to give: its params move into the message rather than being copied.
+parsed parse_call(boost::json::object& o) {
     auto const* id_member = o.if_contains("id");
     std::optional<request_id> id = echoable_id(o);
     if (!has_version_2_0(o))
@@ -68,15 +69,16 @@ parsed parse_call(boost::json::object const& o) {
     if (auto const* p = o.if_contains("params")) {
         if (!p->is_object() && !p->is_array())
             return fail(parse_errc::bad_params, id);
-        params = *p;
+        params = std::move(*p);
     }
     if (id)
         return message{request{std::move(*id), std::string(method.get_string()), std::move(params)}};
     return message{notification{std::string(method.get_string()), std::move(params)}};
 }
 
-parsed parse_reply(boost::json::object const& o) {
-    auto const* result = o.if_contains("result");
+// Likewise: a result moves into the message.
+parsed parse_reply(boost::json::object& o) {
+    auto* result = o.if_contains("result");
     auto const* error = o.if_contains("error");
     if (!has_version_2_0(o) || (result && error))
         return fail_silently(parse_errc::bad_response);
@@ -87,7 +89,7 @@ parsed parse_reply(boost::json::object const& o) {
     if (result) {
         if (!id)
             return fail_silently(parse_errc::bad_response);
-        return message{response{std::move(*id), *result}};
+        return message{response{std::move(*id), std::move(*result)}};
     }
     if (!id && !id_member->is_null())
         return fail_silently(parse_errc::bad_response);
@@ -118,10 +120,9 @@ bool all_finite(boost::json::value const& v) {
     }
 }
 
-} // namespace
-
-parsed parse_message(boost::json::value const& v) {
-    auto const* o = v.if_object();
+// parse_message on a value the caller gives up (its parts move into the message).
+parsed parse_owned(boost::json::value& v) {
+    auto* o = v.if_object();
     if (!o)
         return fail(parse_errc::not_an_object);
     if (o->contains("method"))
@@ -132,6 +133,13 @@ parsed parse_message(boost::json::value const& v) {
     if (!has_version_2_0(*o))
         return fail(parse_errc::bad_jsonrpc_version, echoable_id(*o));
     return fail(parse_errc::bad_method, echoable_id(*o));
+}
+
+} // namespace
+
+parsed parse_message(boost::json::value const& v) {
+    boost::json::value copy = v;
+    return parse_owned(copy);
 }
 
 frame parse_frame(std::string_view bytes, parse_limits const& limits) {
@@ -150,18 +158,18 @@ frame parse_frame(std::string_view bytes, parse_limits const& limits) {
     if (!all_finite(v))
         return frame{parsed{fail(parse_errc::bad_json)}};
 
-    if (auto const* a = v.if_array()) {
+    if (auto* a = v.if_array()) {
         if (a->empty())
             return frame{parsed{fail(parse_errc::empty_batch)}};
         if (a->size() > limits.max_batch)
             return frame{parsed{fail(parse_errc::too_large)}};
         batch b;
         b.elements.reserve(a->size());
-        for (auto const& element : *a)
-            b.elements.push_back(parse_message(element));
+        for (auto& element : *a)
+            b.elements.push_back(parse_owned(element));
         return frame{std::move(b)};
     }
-    return frame{parse_message(v)};
+    return frame{parse_owned(v)};
 }
 
 } // namespace duet::jsonrpc

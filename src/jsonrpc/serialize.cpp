@@ -1,6 +1,7 @@
 #include <duet/jsonrpc/codec.hpp>
 
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
 
 namespace duet::jsonrpc {
 
@@ -47,8 +48,79 @@ boost::json::object to_json(message const& m) {
     return o;
 }
 
+namespace {
+
+// Appends the JSON text of `v` straight from the value, with no copy of it.
+template<class T>
+void append_json(std::string& out, T const& v) {
+    boost::json::serializer sr;
+    sr.reset(&v);
+    char buf[4096];
+    while (!sr.done())
+        out.append(sr.read(buf));
+}
+
+void append_string(std::string& out, std::string_view s) {
+    boost::json::serializer sr;
+    sr.reset(s);
+    char buf[1024];
+    while (!sr.done())
+        out.append(sr.read(buf));
+}
+
+void append_id(std::string& out, request_id const& id) {
+    if (id.is_integer())
+        out.append(std::to_string(id.as_integer()));
+    else
+        append_string(out, id.as_string());
+}
+
+} // namespace
+
+// The same text as serializing to_json(m), member for member, written without building that object first:
+// a result or params is serialized where it lies instead of being copied into an envelope.
 std::string serialize(message const& m) {
-    return boost::json::serialize(to_json(m));
+    std::string out;
+    out.reserve(256);
+    out.append(R"({"jsonrpc":"2.0")");
+    std::visit(overloaded{
+                   [&](request const& r) {
+                       out.append(R"(,"id":)");
+                       append_id(out, r.id);
+                       out.append(R"(,"method":)");
+                       append_string(out, r.method);
+                       if (!r.params.is_null()) {
+                           out.append(R"(,"params":)");
+                           append_json(out, r.params);
+                       }
+                   },
+                   [&](notification const& n) {
+                       out.append(R"(,"method":)");
+                       append_string(out, n.method);
+                       if (!n.params.is_null()) {
+                           out.append(R"(,"params":)");
+                           append_json(out, n.params);
+                       }
+                   },
+                   [&](response const& r) {
+                       out.append(R"(,"id":)");
+                       append_id(out, r.id);
+                       out.append(R"(,"result":)");
+                       append_json(out, r.result);
+                   },
+                   [&](error_response const& e) {
+                       out.append(R"(,"id":)");
+                       if (e.id)
+                           append_id(out, *e.id);
+                       else
+                           out.append("null");
+                       out.append(R"(,"error":)");
+                       append_json(out, error_to_json(e.error));
+                   },
+               },
+               m);
+    out.push_back('}');
+    return out;
 }
 
 std::string serialize(std::vector<message> const& batch_reply) {

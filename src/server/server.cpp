@@ -410,15 +410,17 @@ boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const&
     if (!t)
         co_return protocol::invalid_params("Unknown tool: " + std::string(*name),
                                            boost::json::object{{"name", *name}});
-    boost::json::object args;
+    // The handler reads the arguments where they lie in the request, which outlives the call.
+    static boost::json::object const no_arguments;
+    boost::json::object const* args = &no_arguments;
     if (auto const* a = params.get_object().if_contains("arguments"); a && !a->is_null()) {
         if (!a->is_object())
             co_return protocol::invalid_params("Invalid params: arguments must be an object");
-        args = a->get_object();
+        args = &a->get_object();
     }
-    if (auto problem = check_arguments(t->input_schema, args))
+    if (auto problem = check_arguments(t->input_schema, *args))
         co_return served{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
-    tool_result r = co_await t->handler(args, ctx);
+    tool_result r = co_await t->handler(*args, ctx);
     co_return served{r.to_json(), {}};
 }
 
