@@ -89,6 +89,47 @@ export function cpuSeconds(pid) {
     return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
 }
 
+/**
+ * CPU time of a process and everything below it, in seconds: the live ones, plus what its ended children used
+ * (a gateway and the stdio servers it starts). 0 for a process that is gone.
+ */
+export function treeCpuSeconds(pid) {
+    let total = 0;
+    for (const p of processTree(pid)) {
+        try {
+            const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+            const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+            // utime and stime (fields 14 and 15); for the root also cutime and cstime (16 and 17).
+            total += Number(fields[11]) + Number(fields[12]) + (p === pid ? Number(fields[13]) + Number(fields[14]) : 0);
+        } catch {
+            // ended meanwhile
+        }
+    }
+    return total / 100; // USER_HZ is 100 on Linux
+}
+
+/** A process and every live process below it (a gateway and the stdio server it started). */
+export function processTree(pid) {
+    const all = [pid];
+    for (let i = 0; i < all.length; ++i) {
+        let tasks = [];
+        try {
+            tasks = fs.readdirSync(`/proc/${all[i]}/task`);
+        } catch {
+            continue; // gone meanwhile
+        }
+        for (const tid of tasks) {
+            try {
+                const kids = fs.readFileSync(`/proc/${all[i]}/task/${tid}/children`, 'utf8').trim();
+                if (kids) all.push(...kids.split(/\s+/).map(Number));
+            } catch {
+                // the thread ended meanwhile
+            }
+        }
+    }
+    return all;
+}
+
 /** Prints the one machine-readable line every bench tool ends with. */
 export function printBench(figures) {
     console.log('BENCH ' + Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(' '));

@@ -7,7 +7,7 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, stdio, sessions, fanout, sustained
+//   --only GROUPS  comma-separated subset of: http, gateway, stdio, sessions, fanout, sustained
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -21,7 +21,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, legacyRequest, modernRequest, openLegacySession, rssKb, sleep } from './mcp.mjs';
+import { legacyRequest, modernRequest, openLegacySession, processTree, rssKb, sleep, treeCpuSeconds } from './mcp.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(benchDir, '..');
@@ -39,7 +39,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,stdio,sessions,fanout,sustained').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,gateway,stdio,sessions,fanout,sustained').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -169,14 +169,27 @@ function wrkEnv(requests, expect) {
     return env;
 }
 
-async function wrk(label, server, env, seconds) {
-    const cmd = ['wrk', '-t1', `-c${plan.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', luaScript, server.url];
-    const cpu0 = cpuSeconds(server.pid);
+// Every process that serves: the server and what it starts (a gateway's stdio upstreams), plus any other
+// process it relies on (a gateway's HTTP upstream).
+const sum = xs => xs.reduce((a, b) => a + b, 0);
+const servingCpu = server => sum([server.pid, ...(server.alsoPids ?? [])].map(treeCpuSeconds));
+const servingRss = server =>
+    sum([...processTree(server.pid), ...(server.alsoPids ?? [])].map(p => {
+        try {
+            return rssKb(p);
+        } catch {
+            return 0; // ended meanwhile
+        }
+    }));
+
+async function wrk(label, server, env, seconds, connections = plan.connections) {
+    const cmd = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', luaScript, server.url];
+    const cpu0 = servingCpu(server);
     const t0 = performance.now();
     const f = await runTool(label, cmd, env);
     const wall = (performance.now() - t0) / 1000;
-    f.cpu_pct = (100 * (cpuSeconds(server.pid) - cpu0)) / wall;
-    f.rss_kb = rssKb(server.pid);
+    f.cpu_pct = (100 * (servingCpu(server) - cpu0)) / wall;
+    f.rss_kb = servingRss(server);
     return f;
 }
 
@@ -187,15 +200,20 @@ const httpWorkloads = {
     'HTTP legacy tools/call': { request: sid => legacyRequest('__ID__', 'tools/call', callArgs, sid), expect: '"text":"hello"' }
 };
 
-async function measureHttp(server, target, workloads, { legacySession }) {
+// The same workload over one connection: a request's latency with nothing queued before it.
+const oneConnection = w => `${w}, 1 connection`;
+
+async function measureHttp(server, target, workloads, { legacySession, single = [] }) {
     // Warm up (JIT, allocator, connection setup) with the first workload; not recorded.
     const first = httpWorkloads[workloads[0]];
     const sid = legacySession ? await openLegacySession(server.url) : undefined;
     await wrk(`${target}: warm-up`, server, wrkEnv([first.request(sid)], first.expect), plan.warmupSeconds);
-    for (const w of workloads) {
+    const runs = [...workloads.map(w => [w, plan.connections]), ...single.map(w => [w, 1])];
+    for (const [w, connections] of runs) {
         const spec = httpWorkloads[w];
-        const f = await wrk(`${w} — ${target}`, server, wrkEnv([spec.request(sid)], spec.expect), plan.httpSeconds);
-        rows.push({ workload: w, target, rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
+        const workload = connections === 1 ? oneConnection(w) : w;
+        const f = await wrk(`${workload} — ${target}`, server, wrkEnv([spec.request(sid)], spec.expect), plan.httpSeconds, connections);
+        rows.push({ workload, target, rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
     }
 }
 
@@ -251,7 +269,7 @@ async function httpGroup() {
     const all = Object.keys(httpWorkloads);
     const duet = await startServer('duet', [bin.duet, 'serve', '--port', '0']);
     try {
-        await measureHttp(duet, 'Duet', all, { legacySession: true });
+        await measureHttp(duet, 'Duet', all, { legacySession: true, single: ['HTTP modern tools/call'] });
     } finally {
         await stopServer(duet);
     }
@@ -275,6 +293,38 @@ async function httpGroup() {
         await measureHttp(v2, 'server@2.4.0', all, { legacySession: false });
     } finally {
         await stopServer(v2);
+    }
+}
+
+// ---- gateway -------------------------------------------------------------------------------------------------
+
+const gatewayTargets = {
+    stdio: 'duet gateway → duet serve (stdio)',
+    http: 'duet gateway → duet serve (HTTP)'
+};
+const gatewayWorkloads = ['HTTP modern tools/call', 'HTTP legacy tools/call'];
+
+// `duet gateway` in front of `duet serve`, over stdio (the gateway starts it) and over HTTP (a server of its
+// own, on the same core), against the direct rows of the http group. Server CPU is the gateway's and its
+// upstream's together.
+async function gatewayGroup() {
+    const viaStdio = await startServer('gateway-stdio', [bin.duet, 'gateway', '--port', '0', '--upstream', `stdio:${bin.duet} serve --stdio`]);
+    try {
+        await measureHttp(viaStdio, gatewayTargets.stdio, gatewayWorkloads, { legacySession: true, single: ['HTTP modern tools/call'] });
+    } finally {
+        await stopServer(viaStdio);
+    }
+    const upstream = await startServer('gateway-upstream', [bin.duet, 'serve', '--port', '0']);
+    try {
+        const viaHttp = await startServer('gateway-http', [bin.duet, 'gateway', '--port', '0', '--upstream', upstream.url]);
+        viaHttp.alsoPids = [upstream.pid];
+        try {
+            await measureHttp(viaHttp, gatewayTargets.http, gatewayWorkloads, { legacySession: true, single: ['HTTP modern tools/call'] });
+        } finally {
+            await stopServer(viaHttp);
+        }
+    } finally {
+        await stopServer(upstream);
     }
 }
 
@@ -370,6 +420,18 @@ function verdicts() {
             : `${fmt(100 * raw, 1)} % (${fmt(d.rate)} vs ${fmt(floor.rate)} req/s); per server CPU-second ${fmt(100 * perCpu, 1)} %`;
         check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, detail);
         check(`${w}: p99 ≤ 2 ms at ${plan.connections} connections`, d.p99_us <= 2000, `p99 ${ms(d.p99_us)} ms`);
+    }
+    for (const target of Object.values(gatewayTargets)) {
+        for (const w of gatewayWorkloads) {
+            const direct = find(w, 'Duet');
+            const g = find(w, target);
+            if (!direct || !g) continue;
+            check(`${target}, ${w}: ≥ 80 % of direct throughput`, g.rate >= 0.8 * direct.rate, `${fmt((100 * g.rate) / direct.rate, 1)} % (${fmt(g.rate)} vs ${fmt(direct.rate)} req/s at ${plan.connections} connections); per server CPU-second ${fmt((100 * g.rate * direct.cpu_pct) / (g.cpu_pct * direct.rate), 1)} %`);
+        }
+        const w = 'HTTP modern tools/call';
+        const direct = find(oneConnection(w), 'Duet');
+        const g = find(oneConnection(w), target);
+        if (direct && g) check(`${target}, ${w}: adds ≤ 100 µs at p50`, g.p50_us - direct.p50_us <= 100, `adds ${fmt(g.p50_us - direct.p50_us)} µs at p50 over one connection (${ms(g.p50_us)} vs ${ms(direct.p50_us)} ms); at ${plan.connections} connections ${ms(find(w, target)?.p50_us)} vs ${ms(find(w, 'Duet')?.p50_us)} ms`);
     }
     const sdk1 = find('stdio legacy tools/call (pipelined)', 'sdk@1.32.2');
     for (const era of ['legacy', 'modern']) {
@@ -530,7 +592,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
+const steps = { http: httpGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);
