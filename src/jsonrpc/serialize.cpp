@@ -83,25 +83,21 @@ std::string serialize(message const& m) {
     std::string out;
     out.reserve(256);
     out.append(R"({"jsonrpc":"2.0")");
+    auto method_and_params = [&](std::string const& method, boost::json::value const& params) {
+        out.append(R"(,"method":)");
+        append_string(out, method);
+        if (!params.is_null()) {
+            out.append(R"(,"params":)");
+            append_json(out, params);
+        }
+    };
     std::visit(overloaded{
                    [&](request const& r) {
                        out.append(R"(,"id":)");
                        append_id(out, r.id);
-                       out.append(R"(,"method":)");
-                       append_string(out, r.method);
-                       if (!r.params.is_null()) {
-                           out.append(R"(,"params":)");
-                           append_json(out, r.params);
-                       }
+                       method_and_params(r.method, r.params);
                    },
-                   [&](notification const& n) {
-                       out.append(R"(,"method":)");
-                       append_string(out, n.method);
-                       if (!n.params.is_null()) {
-                           out.append(R"(,"params":)");
-                           append_json(out, n.params);
-                       }
-                   },
+                   [&](notification const& n) { method_and_params(n.method, n.params); },
                    [&](response const& r) {
                        out.append(R"(,"id":)");
                        append_id(out, r.id);
