@@ -9,6 +9,7 @@
 // client library only: every behaviour checked here is the library's own. Exit 0 when the scenario's client
 // side ran to the end, 1 otherwise (the suite's checks decide conformance).
 #include <duet/client/client.hpp>
+#include <duet/client/elicitation_form.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -41,19 +42,11 @@ void log_line(std::string const& text) {
 // Accepts an elicitation, filling every field that has a default (SEP-1034) and `confirmed`-style booleans.
 input_result accept_with_defaults(json::object const& params) {
     json::object content;
-    auto const* schema = params.if_contains("requestedSchema");
-    auto const* props =
-        schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
-    if (props && props->is_object()) {
-        for (auto const& kv : props->get_object()) {
-            auto const* p = kv.value().if_object();
-            if (!p)
-                continue;
-            if (auto const* d = p->if_contains("default"))
-                content[kv.key()] = *d;
-            else if (auto const* t = p->if_contains("type"); t && *t == "boolean")
-                content[kv.key()] = true;
-        }
+    for (auto const& f : client::requested_fields(params)) {
+        if (f.default_value)
+            content[f.name] = *f.default_value;
+        else if (f.type == "boolean")
+            content[f.name] = true;
     }
     return json::object{{"action", "accept"}, {"content", std::move(content)}};
 }

@@ -2,6 +2,8 @@
 // command on an io_context, turn errors into messages and exit codes.
 #include "client_cli.hpp"
 
+#include <duet/client/elicitation_form.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -55,34 +57,25 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
     std::fprintf(stderr, "duet: the server asks: %s\n",
                  message && message->is_string() ? message->get_string().c_str() : "(no message)");
     json::object content;
-    auto const* schema = params.if_contains("requestedSchema");
-    auto const* props =
-        schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
-    if (props && props->is_object()) {
-        for (auto const& kv : props->get_object()) {
-            auto const* p = kv.value().if_object();
-            std::string type = "string";
-            if (p && p->contains("type") && p->at("type").is_string())
-                type = std::string(p->at("type").get_string());
-            auto const* def = p ? p->if_contains("default") : nullptr;
-            std::fprintf(stderr, "  %s (%s)%s%s: ", std::string(kv.key()).c_str(), type.c_str(),
-                         def ? " default " : "", def ? json::serialize(*def).c_str() : "");
-            std::string line;
-            if (!std::getline(std::cin, line))
-                return json::object{{"action", "cancel"}};
-            if (line.empty()) {
-                if (def)
-                    content[kv.key()] = *def;
-                continue;
-            }
-            if (type == "string") {
-                content[kv.key()] = line;
-                continue;
-            }
-            boost::system::error_code ec;
-            auto v = json::parse(line, ec);
-            content[kv.key()] = ec ? json::value(line) : v;
+    for (auto const& f : client::requested_fields(params)) {
+        std::fprintf(stderr, "  %s (%s)%s%s: ", std::string(f.name).c_str(), std::string(f.type).c_str(),
+                     f.default_value ? " default " : "",
+                     f.default_value ? json::serialize(*f.default_value).c_str() : "");
+        std::string line;
+        if (!std::getline(std::cin, line))
+            return json::object{{"action", "cancel"}};
+        if (line.empty()) {
+            if (f.default_value)
+                content[f.name] = *f.default_value;
+            continue;
         }
+        if (f.type == "string") {
+            content[f.name] = line;
+            continue;
+        }
+        boost::system::error_code ec;
+        auto v = json::parse(line, ec);
+        content[f.name] = ec ? json::value(line) : v;
     }
     return json::object{{"action", "accept"}, {"content", std::move(content)}};
 }

@@ -81,6 +81,19 @@ TEST(DuetCli, ProgressGoesToStderrAndQuietSilencesIt) {
     EXPECT_EQ(q.err.find("progress"), std::string::npos) << q.err;
 }
 
+TEST(DuetCli, ElicitationIsDeclinedWithoutATerminalOrWithNoInput) {
+    for (std::string const era : {"legacy", "modern"}) {
+        auto const o = duet("call ask_name --era " + era + stdio_server);
+        EXPECT_EQ(o.code, 0) << era << o.err;
+        EXPECT_EQ(o.out, "The user declined to answer\n") << era;
+        EXPECT_NE(o.err.find("What is your name? (declined: stdin is not a terminal)"), std::string::npos)
+            << era << o.err;
+        auto const n = duet("call --no-input ask_name --era " + era + stdio_server);
+        EXPECT_EQ(n.out, "The user declined to answer\n") << era;
+        EXPECT_NE(n.err.find("(declined: --no-input)"), std::string::npos) << era << n.err;
+    }
+}
+
 TEST(DuetCli, JsonListsAreJsonArrays) {
     auto const o = duet("tools --json --era legacy" + stdio_server);
     ASSERT_EQ(o.code, 0) << o.err;
