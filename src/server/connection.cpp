@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <variant>
 
 namespace duet::server {
 
@@ -92,6 +93,13 @@ struct listen_filter {
 struct pending_request {
     std::shared_ptr<asio::steady_timer> wake;
     std::optional<peer_result> outcome;
+};
+
+// A request admitted and ready to serve whose handler may suspend: what the coroutine that serves it needs.
+struct deferred_serve {
+    jsonrpc::request r;
+    protocol::admission a;
+    std::shared_ptr<detail::request_state> state;
 };
 
 // A watched URI covers itself and anything below it ("file:///dir" covers "file:///dir/a.txt").
@@ -256,10 +264,7 @@ private:
             return;
         }
         std::visit(jsonrpc::overloaded{
-                       [&](jsonrpc::request& r) {
-                           ++active_;
-                           asio::co_spawn(strand_, run_request(std::move(r)), asio::detached);
-                       },
+                       [&](jsonrpc::request& r) { on_request(r); },
                        [&](jsonrpc::notification& n) { on_notification(n); },
                        [&](jsonrpc::response& r) { on_reply(r.id, peer_result(std::move(r.result))); },
                        [&](jsonrpc::error_response& e) {
@@ -295,11 +300,22 @@ private:
         maybe_done();
     }
 
-    asio::awaitable<void> run_request(jsonrpc::request r) {
+    // A request answered right away needs no coroutine at all; one whose handler may suspend gets one.
+    void on_request(jsonrpc::request& r) {
+        auto attempt = answer_now(r, nullptr, nullptr, nullptr);
+        if (auto* h = std::get_if<handled>(&attempt)) {
+            if (h->reply)
+                send(*h->reply);
+            return;
+        }
+        ++active_;
+        auto later = std::get<deferred_serve>(std::move(attempt));
+        asio::co_spawn(strand_, run_deferred(std::move(later)), asio::detached);
+    }
+
+    asio::awaitable<void> run_deferred(deferred_serve d) {
         auto self = shared_from_this(); // the connection outlives its requests
-        writer none;                    // named: GCC 12 destroys a temporary coroutine argument twice
-        std::function<void()> no_end;
-        auto h = co_await answer(std::move(r), nullptr, std::move(none), std::move(no_end));
+        auto h = co_await answer_later(std::move(d));
         if (h.reply)
             send(*h.reply);
         --active_;
@@ -348,6 +364,18 @@ private:
     // own stream for its notifications (null: the connection's writer).
     asio::awaitable<handled> answer(jsonrpc::request r, protocol::http_facts const* http, writer out,
                                     std::function<void()> end_stream) {
+        auto attempt = answer_now(r, http, std::move(out), std::move(end_stream));
+        if (auto* h = std::get_if<handled>(&attempt))
+            co_return std::move(*h);
+        auto later = std::get<deferred_serve>(std::move(attempt));
+        co_return co_await answer_later(std::move(later));
+    }
+
+    // As answer(), without a coroutine: the answer when it is ready without suspending (admission refused
+    // it, a session method, a listen, or a handler that completed right away), else the request made ready
+    // for answer_later(), its handler not yet run. `r` is moved from only in the second case.
+    std::variant<handled, deferred_serve> answer_now(jsonrpc::request& r, protocol::http_facts const* http,
+                                                     writer out, std::function<void()> end_stream) {
         // A snapshot: registrations may change while this request runs without moving what it was admitted
         // by.
         auto const caps = server_.capabilities();
@@ -359,28 +387,64 @@ private:
         ac.param_headers = &server_.param_header_lookup();
         auto admitted = protocol::admit(r, ac);
         if (!admitted)
-            co_return handled{error_for(r.id, std::move(admitted.error().error)),
-                              admitted.error().http_status};
+            return handled{error_for(r.id, std::move(admitted.error().error)), admitted.error().http_status};
         auto& a = *admitted;
         switch (a.what) {
         case protocol::admission::action::answer_ping:
-            co_return handled{jsonrpc::response{r.id, boost::json::object{}}};
+            return handled{jsonrpc::response{r.id, boost::json::object{}}};
         case protocol::admission::action::handshake:
-            co_return handled{handshake(r, a.version)};
+            return handled{handshake(r, a.version)};
         case protocol::admission::action::serve:
             break;
         }
         if (a.era == protocol::era::legacy) {
             if (auto reply = serve_session_method(r, a.method->id))
-                co_return handled{std::move(reply)};
+                return handled{std::move(reply)};
         } else if (a.method->id == method_id::subscriptions_listen) {
-            co_return handled{listen(r, *caps, out)};
+            return handled{listen(r, *caps, out)};
         }
-        // Not `handled{co_await ...}`: GCC 12 destroys temporaries twice for a co_await inside braced
-        // initialization.
-        auto reply = co_await serve(std::move(r), a, std::move(out), std::move(end_stream));
+        auto prepared = prepare(r, a, std::move(out), std::move(end_stream));
+        if (auto* refused = std::get_if<jsonrpc::message>(&prepared))
+            return answered(a, std::move(*refused));
+        auto state = std::get<std::shared_ptr<detail::request_state>>(std::move(prepared));
+        std::optional<serve_result> outcome;
+        {
+            request_context ctx(state);
+            try {
+                outcome = server_.serve_now(a.method->id, r.params, ctx);
+            } catch (...) {
+                outcome = failed(r, *state);
+            }
+        }
+        if (!outcome) {
+            // The handler may suspend: it runs in answer_later(), cancellable by id meanwhile.
+            in_flight_[r.id] = state;
+            return deferred_serve{std::move(r), std::move(a), std::move(state)};
+        }
+        return answered(a, finish(r, a, *state, std::move(*outcome)));
+    }
+
+    // The rest of answer() for a request whose handler may suspend.
+    asio::awaitable<handled> answer_later(deferred_serve d) {
+        serve_result outcome = protocol::internal_error();
+        {
+            request_context ctx(d.state);
+            try {
+                outcome = co_await server_.async_serve(d.a.method->id, d.r.params, ctx);
+            } catch (...) {
+                outcome = failed(d.r, *d.state);
+            }
+        }
+        // Every connection coroutine is spawned on strand_, so even after a plain handler ran on the blocking
+        // pool this continues on the strand.
+        in_flight_.erase(d.r.id);
+        auto reply = finish(d.r, d.a, *d.state, std::move(outcome));
+        co_return answered(d.a, std::move(reply));
+    }
+
+    static handled answered(protocol::admission const& a, std::optional<jsonrpc::message> reply) {
         auto const status = a.era == protocol::era::modern ? served_error_status(reply) : 200u;
-        co_return handled{std::move(reply), status};
+        return handled{std::move(reply), status};
     }
 
     // A handler that cannot go on without a capability fails as admission would have: -32021 is HTTP 400
@@ -503,8 +567,10 @@ private:
         return std::nullopt;
     }
 
-    asio::awaitable<std::optional<jsonrpc::message>> serve(jsonrpc::request r, protocol::admission const& a,
-                                                           writer out, std::function<void()> end_stream) {
+    // The state a request's handler runs with, or the answer refusing it before the handler runs.
+    std::variant<std::shared_ptr<detail::request_state>, jsonrpc::message>
+    prepare(jsonrpc::request const& r, protocol::admission const& a, writer out,
+            std::function<void()> end_stream) {
         auto state = std::make_shared<detail::request_state>();
         state->era = a.era;
         state->version = a.version;
@@ -520,7 +586,7 @@ private:
             if (a.method->may_require_input) {
                 state->input_rounds = true;
                 if (auto e = restore_input(r, *state))
-                    co_return error_for(r.id, std::move(*e));
+                    return jsonrpc::message{jsonrpc::error_response{r.id, std::move(*e)}};
             }
         } else {
             state->client_capabilities = session_->client_capabilities;
@@ -552,44 +618,47 @@ private:
             asio::dispatch(self->strand_, [self, n = std::move(n), out] { self->send(n, out); });
         };
         if (in_flight_.contains(r.id))
-            co_return error_for(
-                r.id, protocol::invalid_request("Invalid Request: a request with this id is already "
-                                                "in flight"));
-        in_flight_[r.id] = state;
+            return jsonrpc::message{jsonrpc::error_response{
+                r.id,
+                protocol::invalid_request("Invalid Request: a request with this id is already in flight")}};
+        return state;
+    }
 
-        request_context ctx(state);
-        serve_result outcome = protocol::internal_error();
+    // What a handler's exception becomes; called from the handler's catch block.
+    serve_result failed(jsonrpc::request const& r, detail::request_state& state) {
         try {
-            outcome = co_await server_.async_serve(a.method->id, r.params, ctx);
+            throw;
         } catch (detail::input_required_signal const&) {
-            outcome = input_required(r, *state);
+            return input_required(r, state);
         } catch (protocol_error const& e) {
-            outcome = e.error();
+            return e.error();
         } catch (std::exception const& e) {
             log_stderr("handler for " + r.method + " failed: " + e.what());
-            outcome = protocol::internal_error();
+            return protocol::internal_error();
         } catch (...) {
             log_stderr("handler for " + r.method + " failed with a non-standard exception");
-            outcome = protocol::internal_error();
+            return protocol::internal_error();
         }
-        // Every connection coroutine is spawned on strand_, so even after a plain handler ran on the blocking
-        // pool this continues on the strand.
-        in_flight_.erase(r.id);
-        if (state->cancelled.load())
-            co_return std::nullopt; // a cancelled request gets no answer
+    }
+
+    // The answer to a served request: none when it was cancelled, else its error or its shaped result.
+    std::optional<jsonrpc::message> finish(jsonrpc::request const& r, protocol::admission const& a,
+                                           detail::request_state const& state, serve_result outcome) {
+        if (state.cancelled.load())
+            return std::nullopt; // a cancelled request gets no answer
         if (!outcome)
-            co_return error_for(r.id, std::move(outcome.error()));
+            return error_for(r.id, std::move(outcome.error()));
         auto& s = *outcome;
         // DIGEST §5: the result of an MRTR retry must not be cached, whatever the configured hints (it may
         // rest on what the user answered). A retry is what carries a requestState (checked above).
-        if (state->input_rounds && r.params.get_object().contains("requestState"))
+        if (state.input_rounds && r.params.get_object().contains("requestState"))
             s.hints = protocol::cache_hints{};
         protocol::shape_result(s.result, {.era = a.era,
                                           .version = a.version,
                                           .method = a.method->id,
                                           .hints = s.hints,
                                           .server_info = &server_.server_info()});
-        co_return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
+        return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
     }
 
     // A modern retry: the sealed state of earlier rounds, plus the answers to what the last round asked.

@@ -396,31 +396,39 @@ serve_result server::list(method_id method, boost::json::value const& params) co
     return s;
 }
 
-boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params,
-                                                       request_context& ctx) {
+std::variant<server::tool_call, serve_result> server::resolve_call(boost::json::value const& params) const {
     auto const name = string_field(params, "name");
     if (!name)
-        co_return missing_field("name");
+        return missing_field("name");
     std::shared_ptr<tool const> t;
     {
         std::shared_lock lock(mutex_);
-        if (auto it = tools_.find(std::string(*name)); it != tools_.end())
+        if (auto it = tools_.find(*name); it != tools_.end())
             t = it->second;
     }
     if (!t)
-        co_return protocol::invalid_params("Unknown tool: " + std::string(*name),
-                                           boost::json::object{{"name", *name}});
+        return protocol::invalid_params("Unknown tool: " + std::string(*name),
+                                        boost::json::object{{"name", *name}});
     // The handler reads the arguments where they lie in the request, which outlives the call.
     static boost::json::object const no_arguments;
     boost::json::object const* args = &no_arguments;
     if (auto const* a = params.get_object().if_contains("arguments"); a && !a->is_null()) {
         if (!a->is_object())
-            co_return protocol::invalid_params("Invalid params: arguments must be an object");
+            return protocol::invalid_params("Invalid params: arguments must be an object");
         args = &a->get_object();
     }
     if (auto problem = check_arguments(t->input_schema, *args))
-        co_return served{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
-    tool_result r = co_await t->handler(*args, ctx);
+        return served{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
+    return tool_call{std::move(t), args};
+}
+
+boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params,
+                                                       request_context& ctx) {
+    auto resolved = resolve_call(params);
+    if (auto* refused = std::get_if<serve_result>(&resolved))
+        co_return std::move(*refused);
+    auto const call = std::get<tool_call>(std::move(resolved));
+    tool_result r = co_await call.definition->handler(*call.arguments, ctx);
     co_return served{r.to_json(), {}};
 }
 
@@ -545,6 +553,43 @@ serve_result server::complete(boost::json::value const& params) const {
                                    {"total", values.size()},
                                    {"hasMore", values.size() > max_completion_values}};
     return served{boost::json::object{{"completion", std::move(completion)}}, {}};
+}
+
+std::optional<serve_result> server::serve_now(method_id method, boost::json::value const& params,
+                                              request_context& ctx) {
+    // The same checks, in the same order, as async_serve.
+    static boost::json::value const empty_params = boost::json::object{};
+    boost::json::value const& p = params.is_null() ? empty_params : params;
+    if (!p.is_object())
+        return protocol::invalid_params("Invalid params: params must be an object");
+    if (method == method_id::server_discover)
+        return discover();
+    {
+        std::shared_lock lock(mutex_);
+        if (backend_)
+            return std::nullopt;
+    }
+    switch (method) {
+    case method_id::tools_list:
+    case method_id::prompts_list:
+    case method_id::resources_list:
+    case method_id::resources_templates_list:
+        return list(method, p);
+    case method_id::completion_complete:
+        return complete(p);
+    case method_id::tools_call: {
+        auto resolved = resolve_call(p);
+        if (auto* refused = std::get_if<serve_result>(&resolved))
+            return std::move(*refused);
+        auto const& call = std::get<tool_call>(resolved);
+        if (!call.definition->direct)
+            return std::nullopt;
+        tool_result r = call.definition->direct(*call.arguments, ctx);
+        return served{r.to_json(), {}};
+    }
+    default:
+        return std::nullopt;
+    }
 }
 
 boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost::json::value const& params,

@@ -49,6 +49,9 @@ enum class plain_run : std::uint8_t {
 /// A coroutine tool handler. Plain functions are accepted by server::add_tool and run off the I/O threads.
 using tool_handler = std::function<boost::asio::awaitable<tool_result>(boost::json::object const& arguments,
                                                                        request_context& ctx)>;
+/// A plain tool handler the server may call without a coroutine (see tool::direct).
+using direct_tool_handler =
+    std::function<tool_result(boost::json::object const& arguments, request_context& ctx)>;
 
 struct tool {
     std::string name;
@@ -61,6 +64,10 @@ struct tool {
     boost::json::object meta;
     tool_handler handler;
     plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_tool runs
+    /// The same function as `handler`, callable without a coroutine: server::add_tool sets it for a plain
+    /// function with plain_run::inline_on_io, and a call answered right away (no frame, no suspension) uses
+    /// it instead of `handler`. Leave it empty unless it does exactly what `handler` does and never blocks.
+    direct_tool_handler direct;
 
     /// The Tool object as listed (newest shape).
     [[nodiscard]] boost::json::object to_json() const;

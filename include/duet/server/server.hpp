@@ -45,6 +45,7 @@
 #include <shared_mutex>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace duet::server {
@@ -181,6 +182,8 @@ public:
     template<class F>
     requires std::is_invocable_r_v<tool_result, F, boost::json::object const&, request_context&>
     void add_tool(tool t, F f) {
+        if (t.run_plain == plain_run::inline_on_io)
+            t.direct = f; // called as is when the call can be answered right away
         t.handler = offload<tool_result, boost::json::object const&>(std::move(f), t.run_plain);
         add_tool(std::move(t));
     }
@@ -302,6 +305,13 @@ public:
     [[nodiscard]] boost::asio::awaitable<serve_result>
     async_serve(protocol::method_id method, boost::json::value const& params, request_context& ctx);
 
+    /// Serves the method right away when it can be answered without suspending: discover, the lists,
+    /// completion, a tools/call refused before its handler runs or whose tool has a `direct` handler. Empty
+    /// when only async_serve can answer it (a coroutine handler, the blocking pool, a backend); nothing has
+    /// run then. Throws what the handler throws, as async_serve does.
+    [[nodiscard]] std::optional<serve_result>
+    serve_now(protocol::method_id method, boost::json::value const& params, request_context& ctx);
+
     /// The InitializeResult for a negotiated legacy version (shaped for it).
     [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
     /// The Implementation object stamped on modern results.
@@ -346,6 +356,13 @@ private:
     // Recomputes the capabilities snapshot; called with mutex_ held exclusively, so snapshots are published
     // in the order of the changes they reflect.
     void refresh_capabilities();
+    // The tool a tools/call names and the arguments its handler reads (where they lie in the request).
+    struct tool_call {
+        std::shared_ptr<tool const> definition;
+        boost::json::object const* arguments = nullptr;
+    };
+    // The call to make, or the answer that refuses it before any handler runs.
+    std::variant<tool_call, serve_result> resolve_call(boost::json::value const& params) const;
     boost::asio::awaitable<serve_result> call_tool(boost::json::value const& params, request_context& ctx);
     serve_result list(protocol::method_id method, boost::json::value const& params) const;
     boost::asio::awaitable<serve_result> read_resource(boost::json::value const& params,
@@ -361,7 +378,7 @@ private:
     state_sealer sealer_;
     boost::asio::thread_pool pool_;
     mutable std::shared_mutex mutex_;
-    std::map<std::string, std::shared_ptr<tool const>> tools_;
+    std::map<std::string, std::shared_ptr<tool const>, std::less<>> tools_;
     std::map<std::string, std::vector<protocol::param_header>> param_headers_;
     std::map<std::string, std::shared_ptr<resource const>> resources_;
     std::map<std::string, std::shared_ptr<resource_template const>> templates_;

@@ -1,0 +1,185 @@
+// The direct path (server::serve_now, tool::direct): a request whose handler completes without suspending is
+// answered with no coroutine at all, a plain function marked plain_run::inline_on_io included. It must be
+// indistinguishable on the wire from the coroutine path: the same bytes in the same order, notifications
+// before the answer, errors and cancellation handled the same.
+#include <duet/server/connection.hpp>
+#include <duet/server/protocol_error.hpp>
+#include <duet/server/server.hpp>
+
+#include "stdio/messages.hpp"
+#include "unit/server/test_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace json = boost::json;
+using namespace duet::test;
+using duet::server::plain_run;
+using duet::server::request_context;
+using duet::server::server;
+using duet::server::tool;
+using duet::server::tool_result;
+
+// What each `echo` does, whichever way it is registered: progress, a log line, then the text.
+tool_result echo_body(json::object const& args, request_context& ctx) {
+    ctx.report_progress(1, 2, "half");
+    ctx.log(duet::protocol::log_level::info, json::string("echoing"));
+    return tool_result::text(args.at("text").as_string());
+}
+
+tool_result needs_sampling_body(json::object const&, request_context& ctx) {
+    ctx.require(duet::protocol::client_capability::sampling);
+    return tool_result::text("unreachable");
+}
+
+tool_result refuses_body(json::object const&, request_context&) {
+    throw duet::server::protocol_error(duet::protocol::invalid_params("Invalid params: no thanks"));
+}
+
+tool_result throws_body(json::object const&, request_context&) {
+    throw std::runtime_error(secret_detail);
+}
+
+tool echo_definition(plain_run where) {
+    return tool{.name = "echo",
+                .input_schema = {{"type", "object"},
+                                 {"properties", {{"text", {{"type", "string"}}}}},
+                                 {"required", {"text"}}},
+                .run_plain = where};
+}
+
+// The same four tools as plain functions run inline (the direct path) or as coroutines (the coroutine path).
+void add_tools(server& srv, bool direct) {
+    using body = tool_result (*)(json::object const&, request_context&);
+    auto add = [&](tool t, body f) {
+        if (direct) {
+            t.run_plain = plain_run::inline_on_io;
+            srv.add_tool(std::move(t), f);
+        } else {
+            srv.add_tool(
+                std::move(t),
+                [f](json::object const& args, request_context& ctx) -> boost::asio::awaitable<tool_result> {
+                    co_return f(args, ctx);
+                });
+        }
+    };
+    add(echo_definition(plain_run::inline_on_io), echo_body);
+    add(tool{.name = "needs_sampling"}, needs_sampling_body);
+    add(tool{.name = "refuses"}, refuses_body);
+    add(tool{.name = "throws"}, throws_body);
+}
+
+// Feeds `frames` to one connection in order and returns every line it wrote, after `expected` lines.
+std::vector<std::string> transcript_of(server& srv, std::vector<json::object> const& frames,
+                                       std::size_t expected) {
+    boost::asio::io_context io;
+    std::vector<std::string> lines;
+    auto conn = duet::server::connection::create(srv, io.get_executor(),
+                                                 [&](std::string line) { lines.push_back(std::move(line)); });
+    for (auto const& f : frames)
+        conn->receive(json::serialize(f));
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (lines.size() < expected && std::chrono::steady_clock::now() < deadline)
+        io.run_for(std::chrono::milliseconds(10));
+    conn->finish([] {});
+    io.run_for(std::chrono::milliseconds(50));
+    return lines;
+}
+
+std::vector<json::object> every_kind_of_call() {
+    json::object progress_meta{{"progressToken", "p1"}};
+    json::object legacy_echo = call_params("echo", {{"text", "hi"}});
+    legacy_echo["_meta"] = progress_meta;
+    json::object modern_echo = call_params("echo", {{"text", "hi"}});
+    modern_echo["_meta"] = modern_meta({}, {{"progressToken", "p2"}, {key_log_level, "debug"}});
+    return {
+        initialize_request(1, "2025-11-25"),
+        initialized_notification(),
+        legacy_request(2, "tools/call", legacy_echo),
+        modern_request(3, "tools/call", modern_echo),
+        legacy_request(4, "tools/call", call_params("needs_sampling")),
+        modern_request(5, "tools/call", call_params("needs_sampling")),
+        legacy_request(6, "tools/call", call_params("refuses")),
+        modern_request(7, "tools/call", call_params("throws")),
+        modern_request(8, "tools/call", call_params("nope")),
+        modern_request(9, "tools/call", call_params("echo", {{"text", 42}})),
+        legacy_request(10, "tools/list"),
+        modern_request(11, "server/discover"),
+        modern_request(12, "tools/call", call_params("echo", {{"text", "last"}})),
+    };
+}
+
+TEST(DirectPath, InlineAndCoroutineHandlersAnswerTheSameBytes) {
+    server inline_srv(test_options());
+    add_tools(inline_srv, true);
+    server coroutine_srv(test_options());
+    add_tools(coroutine_srv, false);
+    auto const frames = every_kind_of_call();
+    // initialize, then: 2 progress + log + answer, 3 progress + log + answer, and 4..12 one answer each.
+    std::size_t const expected = 1 + 3 + 3 + 9;
+    auto const direct = transcript_of(inline_srv, frames, expected);
+    auto const coroutine = transcript_of(coroutine_srv, frames, expected);
+    ASSERT_EQ(direct.size(), expected);
+    EXPECT_EQ(direct, coroutine);
+    // The notifications precede their request's answer, and nothing leaks the exception's text.
+    EXPECT_NE(direct[1].find("notifications/progress"), std::string::npos) << direct[1];
+    EXPECT_NE(direct[2].find("notifications/message"), std::string::npos) << direct[2];
+    EXPECT_NE(direct[3].find("\"id\":2"), std::string::npos) << direct[3];
+    for (auto const& line : direct)
+        EXPECT_EQ(line.find(secret_detail), std::string::npos) << line;
+}
+
+// A modern handler that cannot go on without a capability fails with -32021 on the direct path too, and the
+// direct path leaves nothing behind: the same id may be used again at once.
+TEST(DirectPath, InlineHandlerErrorsLeaveNoRequestInFlight) {
+    server srv(test_options());
+    add_tools(srv, true);
+    auto const lines =
+        transcript_of(srv,
+                      {modern_request(1, "tools/call", call_params("needs_sampling")),
+                       modern_request(1, "tools/call", call_params("echo", {{"text", "again"}}))},
+                      2);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_NE(lines[0].find("-32021"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[1].find("again"), std::string::npos) << lines[1];
+}
+
+// A handler that suspends still holds its id while it runs: a second request with that id is refused, and a
+// cancellation silences it.
+TEST(DirectPath, SuspendedHandlerHoldsItsIdUntilItEnds) {
+    server srv(test_options());
+    add_test_features(srv); // until_cancelled: progress once, then waits for its cancellation
+    auto const lines = transcript_of(
+        srv,
+        {initialize_request(1, "2025-11-25"), initialized_notification(),
+         legacy_request(2, "tools/call", {{"name", "until_cancelled"}, {"_meta", {{"progressToken", "t"}}}}),
+         legacy_request(2, "tools/list"), cancelled_notification(2), legacy_request(3, "tools/list")},
+        4);
+    ASSERT_GE(lines.size(), 4u);
+    std::string const all = [&] {
+        std::string s;
+        for (auto const& l : lines)
+            s += l + "\n";
+        return s;
+    }();
+    EXPECT_NE(all.find("already in flight"), std::string::npos) << all;
+    EXPECT_NE(all.find("\"id\":3"), std::string::npos) << all;
+    // The cancelled call never answers: its id appears only in the refusal of the duplicate.
+    std::size_t answers_to_2 = 0;
+    for (auto const& l : lines)
+        if (l.find("\"id\":2") != std::string::npos)
+            ++answers_to_2;
+    EXPECT_EQ(answers_to_2, 1u) << all;
+}
+
+} // namespace
