@@ -14,6 +14,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace duet::client {
@@ -135,8 +136,8 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
         env.version = version_;
         env.client_capabilities = options.client_capabilities.value_or(client_caps_);
         env.client_info = options_.client_info;
-        if (options_.log_level)
-            env.log_level = protocol::parse_log_level(*options_.log_level);
+        if (auto const& level = options.log_level ? options.log_level : options_.log_level)
+            env.log_level = protocol::parse_log_level(*level);
         env.progress_token = progress_token;
         protocol::write_envelope(params, env);
     } else if (!progress_token.is_null()) {
@@ -164,6 +165,8 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     pending_[id] = p;
     if (options.on_input)
         input_routes_.emplace_back(id, options.on_input);
+    if (options.on_log)
+        log_routes_.emplace(id, options.on_log);
     auto const timeout = options.timeout.value_or(options_.request_timeout);
     if (timeout.count() > 0)
         p->timer.expires_after(timeout);
@@ -191,6 +194,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     }
     pending_.erase(id);
     std::erase_if(input_routes_, [&](auto const& route) { return route.first == id; });
+    log_routes_.erase(id);
     if (!token.empty())
         progress_.erase(token);
     if (p->outcome)
@@ -325,7 +329,7 @@ awaitable<void> client::impl::answer_async(std::shared_ptr<impl> self, async_inp
 // ---- receiving
 // -----------------------------------------------------------------------------------------------
 
-void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
+void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc::request_id const* related) {
     auto self = shared_from_this();
     std::visit(
         jsonrpc::overloaded{
@@ -360,18 +364,36 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                     : r.method == "sampling/createMessage" ? &options_.inputs.sampling
                     : r.method == "roots/list"             ? &options_.inputs.roots
                                                            : nullptr;
+                // The in-flight request that answers for itself and owns the question: the one whose stream
+                // carried it, else the only one there is.
+                auto route = input_routes_.end();
+                if (related)
+                    route = std::find_if(input_routes_.begin(), input_routes_.end(),
+                                         [&](auto const& rt) { return rt.first == *related; });
+                if (route == input_routes_.end() && input_routes_.size() == 1)
+                    route = input_routes_.begin();
                 if (r.method == "ping") {
                     // {} as built above
-                } else if (!input_routes_.empty()) {
-                    // A request that answers for itself is in flight: the question is its (async).
+                } else if (era_ == protocol::era::modern) {
+                    // A modern server asks inside its results (input_required), never with a request.
+                    reply = jsonrpc::error_response{
+                        r.id, protocol::method_not_found(r.method, "a modern server asks in input_required")};
+                } else if (route != input_routes_.end()) {
                     input_question q{r.method, params, {}};
                     if (auto const* meta = object_at(params, "_meta"))
                         if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
                             k && k->is_string())
                             q.key = std::string(k->get_string());
-                    asio::co_spawn(ex_, answer_async(self, input_routes_.back().second, r.id, std::move(q)),
+                    asio::co_spawn(ex_, answer_async(self, route->second, r.id, std::move(q)),
                                    asio::detached);
                     return;
+                } else if (!input_routes_.empty()) {
+                    // Several requests could own it and nothing says which: answering for the wrong one would
+                    // hand one caller's question to another.
+                    reply = jsonrpc::error_response{
+                        r.id, protocol::make_error(protocol::errc::internal_error,
+                                                   r.method + " cannot be tied to one of the requests in "
+                                                              "flight; send it on the request's own stream")};
                 } else if (h && *h) {
                     auto answer = (*h)(params);
                     if (answer)
@@ -409,7 +431,8 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                     return;
                 }
                 if (n.method == "notifications/message") {
-                    if (!options_.on_log)
+                    auto const own = related ? log_routes_.find(*related) : log_routes_.end();
+                    if (own == log_routes_.end() && !options_.on_log)
                         return;
                     log_event ev;
                     if (auto const* p = params.if_contains("level"); p && p->is_string())
@@ -418,7 +441,12 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status) {
                         ev.logger = std::string(p->get_string());
                     if (auto const* p = params.if_contains("data"))
                         ev.data = *p;
-                    options_.on_log(ev);
+                    if (own != log_routes_.end()) {
+                        auto cb = own->second;
+                        cb(ev);
+                    } else {
+                        options_.on_log(ev);
+                    }
                     return;
                 }
                 cache_.on_notification(n.method, params);

@@ -25,7 +25,7 @@ public:
     impl(boost::asio::any_io_executor ex, server_target target, client_options options);
 
     // ---- transport_sink ----
-    void on_message(jsonrpc::message m, unsigned http_status) override;
+    void on_message(jsonrpc::message m, unsigned http_status, jsonrpc::request_id const* related) override;
     void on_request_failed(jsonrpc::request_id const& id, error e) override;
     void on_closed(error e) override;
 
@@ -87,6 +87,8 @@ public:
     std::map<std::string, std::function<void(progress_event const&)>> progress_;
     /// The in-flight requests that answer questions themselves (request_options::on_input), oldest first.
     std::vector<std::pair<jsonrpc::request_id, async_input_handler>> input_routes_;
+    /// The in-flight requests that hear their own log lines (request_options::on_log).
+    std::map<jsonrpc::request_id, std::function<void(log_event const&)>> log_routes_;
     std::map<jsonrpc::request_id, std::function<void(listen_event const&)>> listens_;
     std::map<int, std::function<void(std::string const&, boost::json::object const&)>> watchers_;
     int next_watcher_ = 0;

@@ -1,8 +1,10 @@
-// The client side of Streamable HTTP (DIGEST §9) on Beast: one connection per POST; a JSON body or an SSE
-// stream answers it. Legacy sessions add Mcp-Session-Id (minted by the server on initialize) and
-// MCP-Protocol-Version, a standalone GET stream for the server's own messages, resumption of a POST stream
-// that ended early (GET with Last-Event-ID after the server's `retry`), and DELETE at the end. Modern
-// requests carry the routing headers the session computed; closing their stream is their cancellation.
+// The client side of Streamable HTTP (DIGEST §9) on Beast: each POST on a connection of its own while it
+// is in flight (requests run concurrently), connections kept alive and reused once their response was read
+// to the end; a JSON body or an SSE stream answers a POST. Legacy sessions add Mcp-Session-Id (minted by the
+// server on initialize) and MCP-Protocol-Version, a standalone GET stream for the server's own messages,
+// resumption of a POST stream that ended early (GET with Last-Event-ID after the server's `retry`), and
+// DELETE at the end. Modern requests carry the routing headers the session computed; closing their stream is
+// their cancellation.
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
@@ -35,6 +37,8 @@ namespace {
 constexpr auto connect_timeout = std::chrono::seconds(30);
 constexpr auto default_reconnect = std::chrono::milliseconds(1000);
 constexpr int max_resumptions = 5;
+/// Idle keep-alive connections kept for the next POSTs; more are closed as their exchanges end.
+constexpr std::size_t max_idle_connections = 64;
 
 // One HTTP exchange in flight: its socket, so that abandoning the request can close it.
 struct exchange {
@@ -42,6 +46,7 @@ struct exchange {
     beast::tcp_stream stream;
     beast::flat_buffer buffer;
     bool abandoned = false;
+    bool connected = false; ///< a kept-alive connection, reused: the server may have closed it meanwhile
 };
 
 std::optional<jsonrpc::request_id> id_of(jsonrpc::message const& m) {
@@ -123,6 +128,11 @@ public:
                 x->stream.socket().close(ignored);
             }
         streams_.clear();
+        for (auto& x : idle_) {
+            boost::system::error_code ignored;
+            x->stream.socket().close(ignored);
+        }
+        idle_.clear();
         if (session_id_) {
             // The session is over: tell the server (it may answer 405, which is fine).
             auto x = std::make_shared<exchange>(ex_);
@@ -150,33 +160,90 @@ private:
         return req;
     }
 
-    // Connects, writes `req` and reads the response head into `parser`.
+    // An idle kept-alive connection, or a fresh exchange to connect.
+    std::shared_ptr<exchange> take_exchange() {
+        while (!idle_.empty()) {
+            auto x = std::move(idle_.back());
+            idle_.pop_back();
+            if (x->stream.socket().is_open())
+                return x;
+        }
+        return std::make_shared<exchange>(ex_);
+    }
+
+    // After a response read to its end: the connection serves the next POST unless either side ends it.
+    void keep(std::shared_ptr<exchange> const& x, bhttp::response_parser<bhttp::string_body> const& parser) {
+        if (closed_ || x->abandoned || !parser.is_done() || !parser.get().keep_alive() ||
+            x->buffer.size() != 0 || idle_.size() >= max_idle_connections)
+            return;
+        idle_.push_back(x);
+    }
+
+    awaitable<boost::system::error_code> connect(std::shared_ptr<exchange> x) {
+        if (!endpoints_) {
+            tcp::resolver resolver(ex_);
+            auto const resolved =
+                co_await resolver.async_resolve(url_.host, std::to_string(url_.port), tuple_awaitable);
+            if (std::get<0>(resolved))
+                co_return std::get<0>(resolved);
+            endpoints_ = std::get<1>(resolved); // loopback names do not move while the client lives
+        }
+        x->stream.expires_after(connect_timeout);
+        auto const connected = co_await x->stream.async_connect(*endpoints_, tuple_awaitable);
+        if (std::get<0>(connected))
+            co_return std::get<0>(connected);
+        x->connected = true;
+        boost::system::error_code
+            ignored; // small requests and answers go out at once, not after a delayed ACK
+        x->stream.socket().set_option(tcp::no_delay(true), ignored);
+        co_return boost::system::error_code{};
+    }
+
+    // Connects (or reuses a kept-alive connection), writes `req` and reads the response head into `parser`.
+    // A reused connection the server closed while it was idle fails before any byte of the answer arrives:
+    // the request goes again once, on a new connection.
     awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x,
                                               bhttp::request<bhttp::string_body>& req,
                                               bhttp::response_parser<bhttp::string_body>& parser) {
-        tcp::resolver resolver(ex_);
-        auto const resolved =
-            co_await resolver.async_resolve(url_.host, std::to_string(url_.port), tuple_awaitable);
-        if (std::get<0>(resolved))
-            co_return std::get<0>(resolved);
-        x->stream.expires_after(connect_timeout);
-        auto const connected = co_await x->stream.async_connect(std::get<1>(resolved), tuple_awaitable);
-        if (std::get<0>(connected))
-            co_return std::get<0>(connected);
         req.prepare_payload();
-        auto const written = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
-        if (std::get<0>(written))
-            co_return std::get<0>(written);
         parser.body_limit(boost::none);
         parser.header_limit(64 * 1024);
-        auto const head = co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
+        bool const reused = x->connected;
+        if (!reused)
+            if (auto ec = co_await connect(x))
+                co_return ec;
+        x->stream.expires_after(connect_timeout);
+        auto const written = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
+        auto ec = std::get<0>(written);
+        if (!ec) {
+            auto const head =
+                co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
+            ec = std::get<0>(head);
+        }
+        if (ec && reused && !x->abandoned && !closed_ && !parser.got_some()) {
+            boost::system::error_code ignored;
+            x->stream.socket().close(ignored);
+            x->stream.expires_never(); // the closed socket's pending expiry must not hit the new one
+            x->buffer.clear();
+            x->connected = false;
+            if (auto again = co_await connect(x))
+                co_return again;
+            x->stream.expires_after(connect_timeout);
+            auto const rewritten = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
+            ec = std::get<0>(rewritten);
+            if (!ec) {
+                auto const head =
+                    co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
+                ec = std::get<0>(head);
+            }
+        }
         x->stream.expires_never();
-        co_return std::get<0>(head);
+        co_return ec;
     }
 
-    void deliver(jsonrpc::message m, unsigned status) {
+    void deliver(jsonrpc::message m, unsigned status, std::optional<jsonrpc::request_id> const& related) {
         if (auto sink = sink_.lock())
-            sink->on_message(std::move(m), status);
+            sink->on_message(std::move(m), status, related ? &*related : nullptr);
     }
     void fail(jsonrpc::request_id const& id, error e) {
         if (auto sink = sink_.lock())
@@ -198,7 +265,7 @@ private:
                     *id_less_error = e->error;
                 return;
             }
-            deliver(std::move(*p), status);
+            deliver(std::move(*p), status, id);
         };
         if (auto* single = std::get_if<jsonrpc::parsed>(&frame.content))
             one(*single);
@@ -253,7 +320,7 @@ private:
         auto const id = id_of(m);
         bool const is_initialize = std::holds_alternative<jsonrpc::request>(m) &&
                                    std::get<jsonrpc::request>(m).method == "initialize";
-        auto x = std::make_shared<exchange>(self->ex_);
+        auto x = self->take_exchange();
         if (id)
             self->open_[*id] = x;
         auto req = self->make_request(bhttp::verb::post, facts.legacy_session);
@@ -284,6 +351,7 @@ private:
         if (sse && status == 200) {
             auto outcome = co_await self->read_sse(x, parser, status, id);
             self->forget(x, id);
+            self->keep(x, parser);
             if (!id || outcome.answered || x->abandoned || self->closed_)
                 co_return;
             if (facts.legacy_session && !outcome.last_event_id.empty()) {
@@ -304,6 +372,7 @@ private:
         self->forget(x, id);
         if (x->abandoned || self->closed_)
             co_return;
+        self->keep(x, parser);
         std::optional<jsonrpc::error_object> id_less;
         bool answered = false;
         auto const& body = parser.get().body();
@@ -389,6 +458,8 @@ private:
     std::optional<protocol::version> legacy_version_;
     std::map<jsonrpc::request_id, std::weak_ptr<exchange>> open_;
     std::vector<std::weak_ptr<exchange>> streams_;
+    std::vector<std::shared_ptr<exchange>> idle_; ///< kept-alive connections between POSTs
+    std::optional<tcp::resolver::results_type> endpoints_;
     bool closed_ = false;
 };
 

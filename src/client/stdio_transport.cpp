@@ -202,7 +202,7 @@ private:
                 if (!p)
                     return; // not a message; nothing to answer on the client side
                 if (auto sink = self->sink_.lock())
-                    sink->on_message(std::move(*p), 0);
+                    sink->on_message(std::move(*p), 0, nullptr);
             };
             if (auto* one = std::get_if<jsonrpc::parsed>(&frame.content))
                 deliver(*one);

@@ -27,8 +27,10 @@ class transport_sink {
 public:
     virtual ~transport_sink() = default;
     /// One message from the server. `http_status` is the status of the HTTP response that carried it (0 on
-    /// stdio and for messages on a legacy GET stream).
-    virtual void on_message(jsonrpc::message m, unsigned http_status) = 0;
+    /// stdio and for messages on a legacy GET stream). `related` is the request whose own stream carried it
+    /// (an HTTP POST's answer, or that POST's resumption), null where nothing ties it to one (stdio, the
+    /// standalone GET stream).
+    virtual void on_message(jsonrpc::message m, unsigned http_status, jsonrpc::request_id const* related) = 0;
     /// The request `id` will get no answer through this transport (HTTP error without a JSON-RPC body, a
     /// stream that ended without the response and cannot be resumed, a refused connection).
     virtual void on_request_failed(jsonrpc::request_id const& id, error e) = 0;

@@ -59,16 +59,47 @@ std::string era_text(protocol::era e, protocol::version v) {
 
 } // namespace
 
-/// One upstream connection and the calls it carries now (the last one hears the upstream's log lines).
+// Which calls may share one upstream connection, so that nothing the upstream sends about a call reaches
+// another downstream request (bench/findings.md, "The gateway"). What identifies a call's traffic:
+//  - answers: the JSON-RPC id (the client's pending map), on every transport;
+//  - progress: the progressToken the client minted for the call;
+//  - modern input rounds: inside the call's own result; a modern server sends no requests of its own;
+//  - log lines and legacy server-to-client requests over HTTP: the POST stream that carried them (the
+//    client hands them to that request's own handlers); on a legacy session's standalone GET stream, and
+//    anywhere on stdio, nothing does.
+// Hence the rule. A modern upstream's connection carries any number of calls; over stdio at most one of
+// them asks for log lines (a modern request gets none unless it sets logLevel, which the gateway does only
+// when the downstream request has a threshold), so every line on the connection is that call's. A legacy
+// upstream's pooled connection carries several calls only when its upstream session declares none of
+// elicitation, sampling and roots (a conforming server then asks nothing) and, over stdio, the upstream
+// offers no logging (its lines are session-wide there); otherwise one call at a time, as before. A line that
+// still cannot be tied to one call (a misbehaving upstream, a legacy GET stream) goes to the only call on the
+// connection, and is dropped when there are several. A legacy downstream session's own connection serves
+// that session alone: its session-wide lines go to its latest call.
+/// One upstream connection and the calls it carries now.
 struct upstream_connection {
     std::shared_ptr<client::client> client;
     std::string key;
+    /// May carry several calls at once (the rule above).
+    bool shares = false;
+    /// A legacy downstream session's own connection.
+    bool session = false;
+    std::size_t calls = 0; ///< pooled calls in flight on it
     std::vector<std::weak_ptr<forwarded_call>> active;
+    /// The one call on a shared stdio connection that asked for log lines (expired: none).
+    std::weak_ptr<forwarded_call> log_owner;
     bool broken = false;
 
+    [[nodiscard]] bool has_log_owner() const { return !log_owner.expired(); }
+
+    // A log line nothing tied to a call (never one on a call's own HTTP stream: that call's on_log hears it).
     void route_log(client::log_event const& e) {
+        if (auto c = log_owner.lock()) {
+            c->relay_log(e);
+            return;
+        }
         std::erase_if(active, [](auto const& w) { return w.expired(); });
-        if (!active.empty())
+        if (active.size() == 1 || (session && !active.empty()))
             if (auto c = active.back().lock())
                 c->relay_log(e);
     }
@@ -91,23 +122,21 @@ struct session_upstream {
     ~session_upstream();
 };
 
-/// The upstream connections modern requests (and sessions sharing the pool) take turns on, kept open between
-/// requests: for a stdio upstream at most gateway_options::pool_size, a request finding all busy waiting for
-/// one; for an HTTP upstream as many as requests come at once, pool_size of them kept.
+/// The upstream connections modern requests (and sessions sharing the pool) are served on, kept open between
+/// requests: up to gateway_options::pool_size of them, a call going to an idle one, else a new one while
+/// fewer are open, else the least loaded one that may take it (the rule above). A call no connection may
+/// take waits for one (stdio: each connection is a process) or gets a connection of its own, closed once
+/// idle when more than pool_size are open (HTTP).
 struct connection_pool {
-    std::vector<std::shared_ptr<upstream_connection>> idle;
-    std::size_t open = 0; ///< idle, in use, or being connected
-    std::deque<std::shared_ptr<asio::steady_timer>> waiting;
+    std::vector<std::shared_ptr<upstream_connection>> open;
+    std::size_t connecting = 0;
+    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
 
-    void wake_one() {
-        while (!waiting.empty()) {
-            auto t = std::move(waiting.front());
-            waiting.pop_front();
-            if (t) {
-                t->cancel();
-                return;
-            }
-        }
+    void wake_all() {
+        auto timers = std::move(waiting);
+        waiting.clear();
+        for (auto& t : timers)
+            t->cancel();
     }
 };
 
@@ -117,6 +146,8 @@ struct call_spec {
     protocol::method_id method{};
     json::object params;
     json::object capabilities;
+    /// The downstream request's log threshold (none: it hears no log lines).
+    std::optional<protocol::log_level> log_threshold;
     bool modern_downstream = false;
     std::shared_ptr<session_upstream> session;
 };
@@ -146,8 +177,6 @@ public:
         o.use_cache = false;
         o.on_warning = [](std::string const&) {
         }; // deprecations are the downstream client's business
-        if (era_ == protocol::era::modern)
-            o.log_level = "debug"; // every line comes back; the downstream's own threshold filters
         o.on_log = [conn](client::log_event const& e) {
             if (auto c = conn.lock())
                 c->route_log(e);
@@ -211,9 +240,23 @@ public:
 
     // ---- connections -------------------------------------------------------------------------------------
 
+    bool upstream_is_stdio() const { return !std::holds_alternative<client::http_target>(options_.upstream); }
+
+    // Whether a pooled connection whose upstream session declares `capabilities` may carry several calls.
+    bool may_share(std::optional<json::object> const& capabilities) const {
+        if (era_ == protocol::era::modern)
+            return true;
+        if (capabilities && (capabilities->contains("elicitation") || capabilities->contains("sampling") ||
+                             capabilities->contains("roots")))
+            return false;
+        return !(upstream_is_stdio() && caps_.logging);
+    }
+
     static awaitable<client::result<std::shared_ptr<upstream_connection>>>
     connect(std::shared_ptr<impl> self, std::optional<json::object> capabilities, std::string key) {
         auto conn = std::make_shared<upstream_connection>();
+        conn->session = key == "session";
+        conn->shares = !conn->session && self->may_share(capabilities);
         conn->key = std::move(key);
         auto options = self->connection_options(std::move(capabilities), conn);
         auto target = self->options_.upstream;
@@ -236,27 +279,42 @@ public:
         co_return conn;
     }
 
+    // Whether `c` may take one more call; `log_owner`: the call is to hear log lines nothing else tells
+    // apart.
+    static bool may_take(upstream_connection const& c, bool log_owner) {
+        if (c.broken)
+            return false;
+        if (c.calls == 0)
+            return true;
+        return c.shares && !(log_owner && c.has_log_owner());
+    }
+
     static awaitable<client::result<std::shared_ptr<upstream_connection>>>
-    checkout(std::shared_ptr<impl> self, std::string key, std::optional<json::object> capabilities) {
+    checkout(std::shared_ptr<impl> self, std::string key, std::optional<json::object> capabilities,
+             std::shared_ptr<forwarded_call> log_owner) {
         auto& pool = self->pools_[key]; // map nodes stay put: the reference outlives the waits
+        std::size_t const size = std::max<std::size_t>(1, self->options_.pool_size);
         for (;;) {
             if (self->closing_)
                 co_return client::make_error(client::errc::closed, "the gateway is closing");
-            while (!pool.idle.empty()) {
-                auto c = std::move(pool.idle.back());
-                pool.idle.pop_back();
-                if (!c->broken)
-                    co_return c;
-                --pool.open;
-                asio::co_spawn(self->ex_, close_connection(c), asio::detached);
+            std::shared_ptr<upstream_connection> best;
+            for (auto const& c : pool.open)
+                if (may_take(*c, log_owner != nullptr) && (!best || c->calls < best->calls))
+                    best = c;
+            bool const room = pool.open.size() + pool.connecting < size;
+            if (best && (best->calls == 0 || !room)) {
+                take(*best, log_owner);
+                co_return best;
             }
-            if (!self->bounded_pool() || pool.open < std::max<std::size_t>(1, self->options_.pool_size)) {
-                ++pool.open;
-                auto c = co_await connect(self, std::move(capabilities), std::move(key));
-                if (!c) {
-                    --pool.open;
-                    pool.wake_one();
+            if (room || (!best && !self->bounded_pool())) {
+                ++pool.connecting;
+                auto c = co_await connect(self, capabilities, key);
+                --pool.connecting;
+                if (c) {
+                    take(**c, log_owner);
+                    pool.open.push_back(*c);
                 }
+                pool.wake_all(); // a new connection, or room for another attempt
                 co_return c;
             }
             auto turn =
@@ -266,20 +324,30 @@ public:
         }
     }
 
-    void checkin(std::shared_ptr<upstream_connection> c) {
-        auto& pool = pools_[c->key];
-        if (c->broken || closing_ || pool.idle.size() >= std::max<std::size_t>(1, options_.pool_size)) {
-            --pool.open;
-            asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
-        } else {
-            pool.idle.push_back(std::move(c));
-        }
-        pool.wake_one();
+    static void take(upstream_connection& c, std::shared_ptr<forwarded_call> const& log_owner) {
+        ++c.calls;
+        if (log_owner)
+            c.log_owner = log_owner;
     }
 
-    // A stdio upstream's pool is bounded (each connection is a process); an HTTP upstream's only keeps that
-    // many open between requests, and carries as many at once as come.
-    bool bounded_pool() const { return !std::holds_alternative<client::http_target>(options_.upstream); }
+    void checkin(std::shared_ptr<upstream_connection> c) {
+        auto& pool = pools_[c->key];
+        --c->calls;
+        if (c->calls == 0) {
+            bool const extra = pool.open.size() > std::max<std::size_t>(1, options_.pool_size);
+            if (c->broken || closing_ || extra) {
+                std::erase(pool.open, c);
+                asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
+            }
+        } else if (c->broken) {
+            std::erase(pool.open, c); // no new calls; closed when its last call ends
+        }
+        pool.wake_all();
+    }
+
+    // A stdio upstream's pool is bounded (each connection is a process); an HTTP upstream's opens more
+    // connections when calls cannot share and keeps pool_size of them.
+    bool bounded_pool() const { return upstream_is_stdio(); }
 
     static awaitable<void> close_connection(std::shared_ptr<upstream_connection> c) {
         if (c && c->client)
@@ -337,9 +405,16 @@ public:
             got = co_await session_connection(self, spec.session);
         } else if (self->era_ == protocol::era::legacy) {
             // A legacy upstream session declares what the downstream request declared.
-            got = co_await checkout(self, json::serialize(spec.capabilities), spec.capabilities);
+            auto key = spec.capabilities.empty() ? std::string("{}") : json::serialize(spec.capabilities);
+            std::optional<json::object> capabilities = spec.capabilities;
+            std::shared_ptr<forwarded_call> no_owner;
+            got = co_await checkout(self, std::move(key), std::move(capabilities), std::move(no_owner));
         } else {
-            got = co_await checkout(self, "modern", std::nullopt);
+            // Over stdio, nothing ties a log line to its call: one call per connection hears them.
+            auto owner = spec.log_threshold && self->upstream_is_stdio() ? call : nullptr;
+            std::string key("modern");
+            std::optional<json::object> none;
+            got = co_await checkout(self, std::move(key), std::move(none), std::move(owner));
         }
         if (!got) {
             call->finish(upstream_unavailable(self->name_, got.error().to_string()));
@@ -359,11 +434,21 @@ public:
         o.on_input = [weak](client::input_question q) {
             return ask(weak, std::move(q));
         };
-        if (self->era_ == protocol::era::modern)
+        // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
+        o.on_log = [weak](client::log_event const& e) {
+            if (auto c = weak.lock())
+                c->relay_log(e);
+        };
+        if (self->era_ == protocol::era::modern) {
             o.client_capabilities = spec.capabilities;
+            // The downstream's threshold, upstream: no lines it would drop, none at all when it hears none.
+            o.log_level = spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
+        }
         std::string method(protocol::info(spec.method).name);
         auto r = co_await conn->client->async_request(std::move(method), std::move(spec.params), o);
         std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
+        if (conn->log_owner.lock() == call)
+            conn->log_owner.reset();
 
         server::serve_result outcome = protocol::internal_error();
         if (r) {
@@ -779,11 +864,13 @@ awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
     self->parked_.clear();
     std::vector<std::shared_ptr<upstream_connection>> idle;
     for (auto& kv : self->pools_) {
-        for (auto& c : kv.second.idle)
-            idle.push_back(std::move(c));
-        kv.second.idle.clear();
-        while (!kv.second.waiting.empty())
-            kv.second.wake_one(); // they find the gateway closing
+        std::erase_if(kv.second.open, [&](auto& c) {
+            if (c->calls != 0)
+                return false; // closed as its last call ends
+            idle.push_back(c);
+            return true;
+        });
+        kv.second.wake_all(); // they find the gateway closing
     }
     for (auto& c : idle)
         co_await close_client(c);
@@ -817,6 +904,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     spec.method = method;
     spec.params = std::move(*up);
     spec.capabilities = ctx.client_capabilities();
+    spec.log_threshold = ctx.log_threshold();
     spec.modern_downstream = ctx.era() == protocol::era::modern;
     spec.session = std::static_pointer_cast<session_upstream>(ctx.session_data());
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())

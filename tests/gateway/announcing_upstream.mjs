@@ -22,7 +22,18 @@ const tools = [
   { name: 'pid', description: 'The server process id', inputSchema: { type: 'object' } },
   { name: 'slow_pid', description: 'The server process id, after 300 ms', inputSchema: { type: 'object' } },
   { name: 'crash', description: 'Exits the server mid-call', inputSchema: { type: 'object' } },
+  {
+    name: 'gather',
+    description:
+      'Answers "PID together" once `count` gather calls are in flight in this process at once, or "PID alone" ' +
+      'after `wait_ms`; logs `tag` as it starts and as it ends (modern: only when the request set logLevel)',
+    inputSchema: {
+      type: 'object',
+      properties: { count: { type: 'integer' }, wait_ms: { type: 'integer' }, tag: { type: 'string' } },
+    },
+  },
 ];
+const gathering = new Set(); // the release functions of the gather calls in flight
 const watched = 'test://watched';
 
 const subscribed = new Set(); // legacy
@@ -76,6 +87,28 @@ function endListen(key) {
   });
 }
 
+function gather(m, reply) {
+  const { count = 2, wait_ms = 5000, tag } = m.params.arguments ?? {};
+  const logs = tag !== undefined && (!modern || m.params?._meta?.['io.modelcontextprotocol/logLevel'] !== undefined);
+  const log = (when) => {
+    if (logs)
+      send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'gather', data: `${tag} ${when}` } });
+  };
+  log('starts');
+  let done = false;
+  const release = (how) => {
+    if (done) return;
+    done = true;
+    gathering.delete(release);
+    clearTimeout(timer);
+    log('ends');
+    reply({ content: [{ type: 'text', text: `${process.pid} ${how}` }] });
+  };
+  const timer = setTimeout(() => release('alone'), wait_ms);
+  gathering.add(release);
+  if (gathering.size >= count) for (const r of [...gathering]) r('together');
+}
+
 function serve(m) {
   const reply = (result) =>
     send({ jsonrpc: '2.0', id: m.id, result: modern ? { resultType: 'complete', ...result } : result });
@@ -104,6 +137,7 @@ function serve(m) {
       const answer = () => reply({ content: [{ type: 'text', text: String(process.pid) }] });
       if (m.params?.name === 'slow_pid') return void setTimeout(answer, 300);
       if (m.params?.name === 'crash') process.exit(1);
+      if (m.params?.name === 'gather') return gather(m, reply);
       return answer();
     }
     case 'resources/list':

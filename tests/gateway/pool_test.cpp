@@ -1,7 +1,8 @@
 // How `duet gateway` spreads requests over stdio children: modern requests share a small pool (at most
-// --pool-size children per capability set, one request on each at a time, later requests waiting for a free
-// one), each legacy session of a legacy upstream gets a child of its own, started as the session begins and
-// ended with it (or shares the pool with --share-sessions), and session methods are logged like requests.
+// --pool-size children per capability set, each carrying several requests at once where that is sound, see
+// multiplex_test.cpp), each legacy session of a legacy upstream gets a child of its own, started as the
+// session begins and ended with it (or shares the pool with --share-sessions), and session methods are logged
+// like requests.
 #include "gateway/announcing_upstream.hpp"
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
@@ -34,7 +35,7 @@ TEST(GatewayPool, ModernRequestsShareASmallPool) {
     gateway_process gw(up.upstream(false), {"--era", "legacy", "--pool-size", "2"});
     ASSERT_TRUE(up.wait_for("started")); // the control child
 
-    // Six slow calls at once: two children serve them all, in turns.
+    // Six slow calls at once: two children serve them all.
     std::vector<std::unique_ptr<mcp_http>> clients;
     for (int i = 0; i < 6; ++i)
         clients.push_back(std::make_unique<mcp_http>(gw.ep()));

@@ -104,11 +104,18 @@ struct request_options {
     std::optional<std::chrono::milliseconds> timeout; ///< default: client_options::request_timeout
     bool bypass_cache = false;                        ///< fetch even when a fresh cached result exists
     /// Answers what the server asks during this request, instead of client_options::inputs: each
-    /// inputRequest of a modern input_required round, and (legacy) every server-to-client request that
-    /// arrives while this request is in flight (the latest such request's handler when several are).
+    /// inputRequest of a modern input_required round, and (legacy) a server-to-client request that belongs
+    /// to this request: one on its own HTTP stream, or any while it is the only request in flight with an
+    /// on_input. A question no in-flight request can be told to own (several with on_input, none on a
+    /// stream) is refused with an error to the server, never guessed.
     async_input_handler on_input;
     /// Modern: the ClientCapabilities this request declares, instead of the connection's.
     std::optional<boost::json::object> client_capabilities;
+    /// The log lines that provably belong to this request (those on its own HTTP stream), instead of
+    /// client_options::on_log; every other line still goes there.
+    std::function<void(log_event const&)> on_log;
+    /// Modern: this request's logLevel instead of client_options::log_level ("" asks for none).
+    std::optional<std::string> log_level;
 };
 
 struct client_options {

@@ -5,9 +5,10 @@
 // listens, input rounds and shaping; this backend forwards lists, calls, reads, gets and completion over
 // duet::client connections, and brings back what the upstream asks and announces:
 //
-//  - modern downstream requests go over a small pool of upstream connections, each serving one call at a
-//    time; for a legacy upstream the pool is keyed by the request's client capabilities (an upstream
-//    session declares exactly what the downstream request declared);
+//  - modern downstream requests go over a small pool of upstream connections, each carrying several calls
+//    at once where everything the upstream sends about a call can be told apart, one at a time elsewhere
+//    (the rule is in upstream_backend.cpp); for a legacy upstream the pool is keyed by the request's client
+//    capabilities (an upstream session declares exactly what the downstream request declared);
 //  - each legacy downstream session of a legacy upstream gets a connection of its own (a stdio upstream: a
 //    child of its own), opened with the session's capabilities, closed when the session ends;
 //  - a question the upstream asks during a call reaches the downstream client: a real request in a legacy
@@ -51,9 +52,10 @@ struct gateway_options {
     /// Accept tool arguments sent flat in `params.payload` (moved into `arguments`); otherwise -32602.
     bool lenient_args = false;
     /// The upstream connections modern requests share, per capability set (legacy upstream) or in all
-    /// (modern upstream), one request on each at a time, kept open between requests. A stdio upstream has at
-    /// most this many children in a pool (a request that finds all busy waits for one); an HTTP upstream
-    /// opens as many connections as requests come at once and keeps this many.
+    /// (modern upstream), kept open between requests, each carrying several requests at once where the
+    /// upstream's messages about each can be told apart (else one at a time). A stdio upstream has at most
+    /// this many children in a pool (a request no child may take waits for one); an HTTP upstream opens
+    /// more connections for requests that cannot share and keeps this many.
     std::size_t pool_size = 4;
     /// Legacy sessions of a legacy upstream share that pool too, instead of each getting an upstream
     /// connection (stdio: a child) of its own, opened as the session begins (servers keep per-session state).

@@ -136,6 +136,10 @@ public:
     /// Sends notifications/message when the level passes the threshold: the session's `logging/setLevel`
     /// (legacy), or the request's `logLevel` (modern; none when absent).
     void log(protocol::log_level level, boost::json::value data, std::string_view logger = {});
+    /// The level log() sends at and above now (none: it sends nothing).
+    [[nodiscard]] std::optional<protocol::log_level> log_threshold() const {
+        return state_->log_threshold ? state_->log_threshold() : std::nullopt;
+    }
 
     /// Legacy sessions on Streamable HTTP at 2025-11-25: ends the SSE stream that carries this request's
     /// messages now, while the request goes on; the client reconnects after the stream's `retry` delay (GET
