@@ -163,9 +163,15 @@ private:
     }
 
     static awaitable<void> write_loop(std::shared_ptr<stdio_transport> self) {
+        constexpr std::size_t batch_bytes = 256 * 1024;
         while (!self->queue_.empty()) {
+            // Lines queued meanwhile (calls carried at once) go out in one write.
             auto line = std::move(self->queue_.front());
             self->queue_.pop_front();
+            while (!self->queue_.empty() && line.size() < batch_bytes) {
+                line += self->queue_.front();
+                self->queue_.pop_front();
+            }
             auto const written =
                 co_await asio::async_write(self->to_child_, asio::buffer(line), tuple_awaitable);
             if (std::get<0>(written)) {
@@ -182,7 +188,6 @@ private:
             auto const got = co_await asio::async_read_until(
                 self->from_child_, asio::dynamic_buffer(buffer, max_line_bytes), '\n', tuple_awaitable);
             auto const ec = std::get<0>(got);
-            auto const n = std::get<1>(got);
             if (ec) {
                 if (auto sink = self->sink_.lock())
                     sink->on_closed(
@@ -191,24 +196,29 @@ private:
                                                      : "reading from the server failed: " + ec.message()));
                 co_return;
             }
-            std::string line = buffer.substr(0, n - 1);
-            buffer.erase(0, n);
-            if (!line.empty() && line.back() == '\r')
-                line.pop_back();
-            if (line.empty())
-                continue;
-            auto frame = jsonrpc::parse_frame(line, {.max_bytes = max_line_bytes});
-            auto const deliver = [&](jsonrpc::parsed& p) {
-                if (!p)
-                    return; // not a message; nothing to answer on the client side
-                if (auto sink = self->sink_.lock())
-                    sink->on_message(std::move(*p), 0, nullptr);
-            };
-            if (auto* one = std::get_if<jsonrpc::parsed>(&frame.content))
-                deliver(*one);
-            else
-                for (auto& e : std::get<jsonrpc::batch>(frame.content).elements)
-                    deliver(e);
+            // Every whole line read so far, then what was used goes at once.
+            std::size_t used = 0;
+            for (auto end = buffer.find('\n'); end != std::string::npos; end = buffer.find('\n', used)) {
+                std::string_view line(buffer.data() + used, end - used);
+                used = end + 1;
+                if (!line.empty() && line.back() == '\r')
+                    line.remove_suffix(1);
+                if (line.empty())
+                    continue;
+                auto frame = jsonrpc::parse_frame(line, {.max_bytes = max_line_bytes});
+                auto const deliver = [&](jsonrpc::parsed& p) {
+                    if (!p)
+                        return; // not a message; nothing to answer on the client side
+                    if (auto sink = self->sink_.lock())
+                        sink->on_message(std::move(*p), 0, nullptr);
+                };
+                if (auto* one = std::get_if<jsonrpc::parsed>(&frame.content))
+                    deliver(*one);
+                else
+                    for (auto& e : std::get<jsonrpc::batch>(frame.content).elements)
+                        deliver(e);
+            }
+            buffer.erase(0, used);
         }
     }
 

@@ -496,9 +496,26 @@ public:
         });
     }
 
-    static awaitable<call_step> next_step(std::shared_ptr<forwarded_call> call) {
+    // The call's next step; a call that is done is no longer parked.
+    static awaitable<call_step> next_step(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call) {
         auto s = co_await call->async_next(poll_interval);
+        if (s.what == call_step::kind::done)
+            self->parked_.erase(call->handle());
         co_return s;
+    }
+
+    struct started_call {
+        std::shared_ptr<forwarded_call> call;
+        call_step first;
+    };
+
+    // Attaching the call and waiting for its first step in one visit to the upstream executor: a plain call
+    // crosses between the handler's thread and this one twice in all (there and back), not six times.
+    static awaitable<started_call> start_call(std::shared_ptr<impl> self, call_spec spec) {
+        started_call started;
+        started.call = co_await attach_call(self, std::move(spec));
+        started.first = co_await next_step(self, started.call);
+        co_return started;
     }
 
     static awaitable<void> answer_call(std::shared_ptr<forwarded_call> call, std::string key,
@@ -910,8 +927,10 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())
         spec.handle = std::string(h->get_string());
 
-    auto call =
-        co_await asio::co_spawn(self->ex_, impl::attach_call(self, std::move(spec)), asio::use_awaitable);
+    auto begun =
+        co_await asio::co_spawn(self->ex_, impl::start_call(self, std::move(spec)), asio::use_awaitable);
+    auto const call = begun.call;
+    std::optional<call_step> first = std::move(begun.first);
     server::serve_result outcome = protocol::internal_error();
     std::exception_ptr failure;
     try {
@@ -921,7 +940,13 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
                 log("cancelled");
                 co_return protocol::internal_error(); // a cancelled request's answer is dropped
             }
-            auto step = co_await asio::co_spawn(self->ex_, impl::next_step(call), asio::use_awaitable);
+            call_step step;
+            if (first) {
+                step = std::move(*first);
+                first.reset();
+            } else {
+                step = co_await asio::co_spawn(self->ex_, impl::next_step(self, call), asio::use_awaitable);
+            }
             if (step.what == call_step::kind::done) {
                 outcome = std::move(*step.outcome);
                 break;
@@ -962,7 +987,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         log("failed");
         std::rethrow_exception(failure);
     }
-    co_await asio::co_spawn(self->ex_, impl::end_call(self, call, false), asio::use_awaitable);
+    // Done: next_step has already unparked it.
     // The resource-not-found error is the one error each era spells its own way (ERA-POLICY).
     if (!outcome && method == protocol::method_id::resources_read) {
         auto const& e = outcome.error();
