@@ -158,11 +158,38 @@ public:
         : ex_(std::move(ex)), options_(std::move(options)),
           name_((options_.name.empty() ? "" : options_.name + "=") + client::describe(options_.upstream)) {}
 
+    ~impl() { flush_log(); }
+
     void log_line(std::string const& line) const {
-        if (options_.log)
+        if (options_.log) {
             options_.log(line);
-        else
-            std::fprintf(stderr, "%s\n", line.c_str());
+            return;
+        }
+        // The lines of requests served meanwhile share one write to stderr: the first one queues the flush.
+        bool first = false;
+        {
+            std::lock_guard lock(log_mutex_);
+            first = log_pending_.empty();
+            log_pending_ += line;
+            log_pending_ += '\n';
+        }
+        if (first)
+            asio::post(ex_, [weak = weak_from_this()] {
+                if (auto self = weak.lock())
+                    self->flush_log();
+            });
+    }
+
+    void flush_log() const {
+        std::string lines;
+        {
+            std::lock_guard lock(log_mutex_);
+            lines.swap(log_pending_);
+        }
+        if (!lines.empty()) {
+            std::fwrite(lines.data(), 1, lines.size(), stderr);
+            std::fflush(stderr);
+        }
     }
 
     client::client_options connection_options(std::optional<json::object> capabilities,
@@ -723,6 +750,8 @@ public:
     json::object server_info_;
     std::string instructions_;
     std::mutex server_mutex_;
+    mutable std::mutex log_mutex_;
+    mutable std::string log_pending_; ///< stderr lines not written yet
     server::server* server_ = nullptr;
     std::map<std::string, connection_pool> pools_;
     std::map<std::string, std::shared_ptr<forwarded_call>> parked_;
@@ -893,6 +922,7 @@ awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
         co_await close_client(c);
     if (self->control_)
         co_await self->control_->async_close();
+    self->flush_log();
 }
 
 } // namespace

@@ -141,6 +141,34 @@ TEST_P(ClientEras, ProgressReachesTheCallback) {
     EXPECT_EQ(seen, (std::vector<double>{1, 2, 3}));
 }
 
+// A log line on a request's own HTTP stream is that request's; on stdio nothing ties a line to a request, so
+// the connection's handler hears it.
+TEST_P(ClientEras, LogLinesOnARequestsOwnStreamReachItsOwnHandler) {
+    sync_client c;
+    std::vector<std::string> connection_lines;
+    auto o = options();
+    o.on_log = [&](client::log_event const& e) {
+        connection_lines.emplace_back(e.data.as_string());
+    };
+    ASSERT_TRUE(c.connect(target(), o));
+    std::vector<std::string> own_lines;
+    client::request_options ro;
+    ro.log_level = "debug"; // modern: this request asks for lines; legacy sessions hear them at debug anyway
+    ro.on_log = [&](client::log_event const& e) {
+        own_lines.emplace_back(e.data.as_string());
+    };
+    auto r = c.run(c->async_call_tool("countdown", json::object{{"n", 2}}, ro));
+    ASSERT_TRUE(r) << r.error().to_string();
+    std::vector<std::string> const ticks{"tick 1", "tick 2"};
+    if (GetParam().transport == via::http) {
+        EXPECT_EQ(own_lines, ticks);
+        EXPECT_TRUE(connection_lines.empty()) << connection_lines.front();
+    } else {
+        EXPECT_EQ(connection_lines, ticks);
+        EXPECT_TRUE(own_lines.empty()) << own_lines.front();
+    }
+}
+
 TEST_P(ClientEras, CancellationEndsTheCallAndTheConnectionStaysUsable) {
     sync_client c;
     ASSERT_TRUE(c.connect(target(), options()));
