@@ -333,7 +333,9 @@ public:
                 take(*best, log_owner);
                 co_return best;
             }
-            if (room || (!best && !self->bounded_pool())) {
+            // Beyond pool_size (HTTP) only for a call no connection, open or coming, could share with.
+            bool const coming = pool.connecting > 0 && self->may_share(capabilities);
+            if (room || (!best && !self->bounded_pool() && !coming)) {
                 ++pool.connecting;
                 auto c = co_await connect(self, capabilities, key);
                 --pool.connecting;
