@@ -70,8 +70,9 @@ private:
 
 struct legacy_session {
     protocol::version version;
-    boost::json::object client_capabilities;
-    std::optional<boost::json::object> client_info;
+    /// Shared with every request of the session rather than copied into each.
+    std::shared_ptr<boost::json::object const> client_capabilities;
+    std::shared_ptr<boost::json::object const> client_info;
     bool initialized = false;
     /// logging/setLevel's threshold, read by running handlers at send time (debug, i.e. every level, until
     /// set).
@@ -200,6 +201,27 @@ public:
         co_return h;
     }
 
+    std::optional<handled> handle_now(jsonrpc::request r, protocol::http_facts const* http, writer out,
+                                      std::function<void(handled)> later) {
+        if (!options_.executor_is_serial) {
+            // The caller is elsewhere: served on the connection's strand, the facts copied for the trip.
+            std::optional<protocol::http_facts> facts;
+            if (http)
+                facts = *http;
+            asio::co_spawn(strand_,
+                           handle_then(std::move(r), std::move(facts), std::move(out), std::move(later)),
+                           asio::detached);
+            return std::nullopt;
+        }
+        auto attempt = answer_now(r, http, std::move(out), nullptr);
+        if (auto* h = std::get_if<handled>(&attempt))
+            return std::move(*h);
+        ++active_;
+        auto deferred = std::get<deferred_serve>(std::move(attempt));
+        asio::co_spawn(strand_, deliver_later(std::move(deferred), std::move(later)), asio::detached);
+        return std::nullopt;
+    }
+
     void cancel_requests() {
         asio::post(strand_, [self = shared_from_this()] {
             for (auto& [id, state] : self->in_flight_)
@@ -298,6 +320,22 @@ private:
             write_(jsonrpc::serialize(replies));
         --active_;
         maybe_done();
+    }
+
+    asio::awaitable<void> handle_then(jsonrpc::request r, std::optional<protocol::http_facts> facts,
+                                      writer out, std::function<void(handled)> later) {
+        std::function<void()> no_end; // named: GCC 12 destroys a temporary coroutine argument twice
+        auto h = co_await handle_on_strand(std::move(r), facts ? &*facts : nullptr, std::move(out),
+                                           std::move(no_end));
+        later(std::move(h));
+    }
+
+    asio::awaitable<void> deliver_later(deferred_serve d, std::function<void(handled)> later) {
+        auto self = shared_from_this(); // the connection outlives its requests
+        auto h = co_await answer_later(std::move(d));
+        --active_;
+        maybe_done();
+        later(std::move(h));
     }
 
     // A request answered right away needs no coroutine at all; one whose handler may suspend gets one.
@@ -460,10 +498,11 @@ private:
         legacy_session s;
         s.subscriptions = resource_watches(server_);
         s.version = v;
-        s.client_capabilities = p.at("capabilities").get_object();
-        s.client_info = p.at("clientInfo").get_object();
+        s.client_capabilities =
+            std::make_shared<boost::json::object const>(p.at("capabilities").get_object());
+        s.client_info = std::make_shared<boost::json::object const>(p.at("clientInfo").get_object());
         if (auto b = server_.current_backend())
-            s.backend_data = b->on_session(v, s.client_capabilities, *s.client_info);
+            s.backend_data = b->on_session(v, *s.client_capabilities, *s.client_info);
         // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
         session_ = std::move(s);
         legacy_version_ = v;
@@ -569,15 +608,18 @@ private:
 
     // The state a request's handler runs with, or the answer refusing it before the handler runs.
     std::variant<std::shared_ptr<detail::request_state>, jsonrpc::message>
-    prepare(jsonrpc::request const& r, protocol::admission const& a, writer out,
-            std::function<void()> end_stream) {
+    prepare(jsonrpc::request const& r, protocol::admission& a, writer out, std::function<void()> end_stream) {
         auto state = std::make_shared<detail::request_state>();
         state->era = a.era;
         state->version = a.version;
         state->id = r.id;
         if (a.era == protocol::era::modern) {
-            state->client_capabilities = a.envelope->client_capabilities;
-            state->client_info = a.envelope->client_info;
+            // Moved: the admission's envelope is not read again.
+            state->client_capabilities =
+                std::make_shared<boost::json::object const>(std::move(a.envelope->client_capabilities));
+            if (a.envelope->client_info)
+                state->client_info =
+                    std::make_shared<boost::json::object const>(std::move(*a.envelope->client_info));
             state->progress_token = a.envelope->progress_token;
             auto const level = a.envelope->log_level;
             state->log_threshold = [level] {
@@ -716,7 +758,7 @@ private:
             co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
         // Only what the client declared at initialize may be asked of it (ping needs nothing).
         if (auto const needed = capability_for(method, params);
-            needed && !protocol::declares(session_->client_capabilities, *needed))
+            needed && !protocol::declares(*session_->client_capabilities, *needed))
             co_return peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
         jsonrpc::request_id const id{next_outbound_id_++};
         if (timeout <= std::chrono::milliseconds::zero())
@@ -859,6 +901,11 @@ asio::awaitable<connection::handled> connection::async_handle(jsonrpc::request r
                                                               std::function<void()> end_stream) {
     auto keep = impl_;
     co_return co_await keep->async_handle(std::move(r), http, std::move(out), std::move(end_stream));
+}
+std::optional<connection::handled> connection::handle_now(jsonrpc::request r,
+                                                          protocol::http_facts const* http, writer out,
+                                                          std::function<void(handled)> later) {
+    return impl_->handle_now(std::move(r), http, std::move(out), std::move(later));
 }
 void connection::cancel_requests() {
     impl_->cancel_requests();

@@ -83,6 +83,14 @@ public:
                                                                protocol::http_facts const* http, writer out,
                                                                std::function<void()> end_stream);
 
+    /// Serves one request as async_handle() does (no `end_stream`), without a coroutine when it can: on a
+    /// connection whose executor is the caller's (connection_options::executor_is_serial), called from that
+    /// executor, an answer ready without suspending (admission refused it, a listen opened, a handler that
+    /// completed at once) is returned there and then. Otherwise nothing is returned and the request goes on
+    /// in a coroutine of the connection's; `later` then receives its answer on the connection's executor.
+    [[nodiscard]] std::optional<handled> handle_now(jsonrpc::request r, protocol::http_facts const* http,
+                                                    writer out, std::function<void(handled)> later);
+
     /// Marks every running request cancelled and ends every listen silently (HTTP: the client went away).
     void cancel_requests();
 

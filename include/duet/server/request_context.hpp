@@ -75,12 +75,18 @@ struct input_required_signal {};
 
 /// The connection's side of one request's context. Built by the dispatcher.
 struct request_state {
+    static std::shared_ptr<boost::json::object const> const& empty_object() {
+        static auto const empty = std::make_shared<boost::json::object const>();
+        return empty;
+    }
+
     protocol::era era = protocol::era::legacy;
     protocol::version version = protocol::latest_handshake_version;
     jsonrpc::request_id id{0};
-    boost::json::object client_capabilities;
-    std::optional<boost::json::object> client_info;
-    boost::json::value progress_token; ///< null: the client asked for no progress
+    /// Never null once the request is served (the session's, or the modern request's own).
+    std::shared_ptr<boost::json::object const> client_capabilities = empty_object();
+    std::shared_ptr<boost::json::object const> client_info; ///< null: the client sent none
+    boost::json::value progress_token;                      ///< null: the client asked for no progress
     /// Messages at or above this level are sent; empty sends none (modern without `logLevel`).
     std::function<std::optional<protocol::log_level>()> log_threshold;
     std::atomic<bool> cancelled{false};
@@ -114,14 +120,14 @@ public:
     [[nodiscard]] protocol::version version() const noexcept { return state_->version; }
     [[nodiscard]] jsonrpc::request_id const& request_id() const noexcept { return state_->id; }
     [[nodiscard]] boost::json::object const& client_capabilities() const noexcept {
-        return state_->client_capabilities;
+        return *state_->client_capabilities;
     }
     /// The client's Implementation object, when it sent one.
     [[nodiscard]] boost::json::object const* client_info() const noexcept {
-        return state_->client_info ? &*state_->client_info : nullptr;
+        return state_->client_info.get();
     }
     [[nodiscard]] bool declares(protocol::client_capability c) const noexcept {
-        return protocol::declares(state_->client_capabilities, c);
+        return protocol::declares(*state_->client_capabilities, c);
     }
 
     /// True once the client cancelled this request (notifications/cancelled, or the HTTP stream closed). A

@@ -726,25 +726,6 @@ private:
     // ---- modern (and sessionless) requests
     // --------------------------------------------------------------------
 
-    // Runs the handler and closes the queue when the answer is known. A named coroutine, not a capturing
-    // lambda: co_spawn may move a lambda's closure after starting it.
-    static asio::awaitable<void> run_handler(std::shared_ptr<server::connection> conn,
-                                             std::shared_ptr<stream_queue> queue,
-                                             std::shared_ptr<server::connection::handled> outcome,
-                                             jsonrpc::request r, protocol::http_facts facts, bool listen) {
-        server::connection::writer to_queue = [queue](std::string line) {
-            queue->push(std::move(line));
-        };
-        auto h = co_await conn->async_handle(std::move(r), &facts, std::move(to_queue));
-        *outcome = std::move(h);
-        // An open listen (no answer yet) keeps its stream until the drain finishes its connection, which
-        // writes its result and then closes the queue (begin_drain), or until the client goes away. Anything
-        // else that has no answer (a cancelled request) is simply over: finishing `conn` here would end a
-        // legacy session's connection with it.
-        if (outcome->reply || !listen)
-            queue->close();
-    }
-
     // Serves one request on `conn` and answers on this POST: JSON when nothing else comes first, SSE when the
     // handler sends notifications before its response, and always for a listen. A client that closes the
     // connection cancels a modern request (DIGEST §9), noticed at once (peer_watch), so a dead listen frees
@@ -756,19 +737,35 @@ private:
         auto queue = std::make_shared<stream_queue>(ex, options_.stream_backlog);
         auto outcome = std::make_shared<server::connection::handled>();
         bool const listen = modern && r.method == "subscriptions/listen";
-        if (modern)
-            track(conn, listen ? queue : nullptr);
-        asio::co_spawn(ex, run_handler(conn, queue, outcome, std::move(r), std::move(facts), listen),
-                       asio::detached);
+        if (listen)
+            track(conn, queue);
+        // The answer closes the queue. An open listen (no answer yet) keeps its stream until the drain
+        // finishes its connection, which writes its result and then closes the queue (begin_drain), or until
+        // the client goes away. Anything else that has no answer (a cancelled request) is simply over:
+        // finishing `conn` here would end a legacy session's connection with it.
+        auto settle = [queue, outcome, listen](server::connection::handled h) {
+            *outcome = std::move(h);
+            if (outcome->reply || !listen)
+                queue->close();
+        };
+        server::connection::writer to_queue = [queue](std::string line) {
+            queue->push(std::move(line));
+        };
+        // Most answers are ready at once, with no coroutine; one whose handler waits goes on in the
+        // connection and settles later (and a modern one is drained with the server).
+        if (auto now = conn->handle_now(std::move(r), &facts, std::move(to_queue), settle))
+            settle(std::move(*now));
+        else if (modern && !listen)
+            track(conn, nullptr);
         auto abandon = [&] {
             if (modern)
                 conn->cancel_requests();
             return false;
         };
 
-        // Most answers are known once the handler has first run (it never waited; co_spawn runs it here and
-        // now when it can, else after one turn of this strand): look before paying for a watch on the peer,
-        // which costs a reactor registration per request.
+        // Most answers are known by now (the queue is closed), or after one turn of this strand (a handler
+        // that waited briefly): look before paying for a watch on the peer, which costs a reactor
+        // registration per request.
         std::string line;
         auto got = queue->try_pop(line);
         if (got == stream_queue::outcome::idle) {

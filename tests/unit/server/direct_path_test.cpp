@@ -2,6 +2,7 @@
 // answered with no coroutine at all, a plain function marked plain_run::inline_on_io included. It must be
 // indistinguishable on the wire from the coroutine path: the same bytes in the same order, notifications
 // before the answer, errors and cancellation handled the same.
+#include <duet/jsonrpc/codec.hpp>
 #include <duet/server/connection.hpp>
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/server.hpp>
@@ -10,12 +11,18 @@
 #include "unit/server/test_server.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -180,6 +187,93 @@ TEST(DirectPath, SuspendedHandlerHoldsItsIdUntilItEnds) {
         if (l.find("\"id\":2") != std::string::npos)
             ++answers_to_2;
     EXPECT_EQ(answers_to_2, 1u) << all;
+}
+
+// handle_now (HTTP's one-request connections): on a serial connection called from its executor, an answer
+// ready at once comes back there and then (`later` is not called), byte for byte what a coroutine handler's
+// answer is when it reaches `later`.
+TEST(DirectPath, HandleNowReturnsAnAnswerReadyAtOnce) {
+    server inline_srv(test_options());
+    add_tools(inline_srv, true);
+    server coroutine_srv(test_options());
+    add_tools(coroutine_srv, false);
+    boost::asio::io_context io;
+    auto serial = boost::asio::make_strand(io);
+    duet::server::connection_options options;
+    options.executor_is_serial = true;
+    options.hears_server_events = false;
+    std::vector<std::string> answers;
+    for (server* srv : {&inline_srv, &coroutine_srv}) {
+        auto conn = duet::server::connection::create(
+            *srv, serial, [](std::string) {}, options);
+        boost::asio::post(serial, [&, conn] {
+            json::value const message =
+                modern_request(1, "tools/call", call_params("echo", {{"text", "now"}}));
+            auto r = duet::jsonrpc::parse_message(message);
+            ASSERT_TRUE(r);
+            auto request = std::get<duet::jsonrpc::request>(std::move(*r));
+            bool const direct = srv == &inline_srv;
+            auto now = conn->handle_now(std::move(request), nullptr, nullptr,
+                                        [&, direct](duet::server::connection::handled h) {
+                                            EXPECT_FALSE(direct) << "an answer ready at once went to later";
+                                            ASSERT_TRUE(h.reply.has_value());
+                                            answers.push_back(duet::jsonrpc::serialize(*h.reply));
+                                        });
+            EXPECT_EQ(now.has_value(), direct); // a coroutine handler goes on in the connection
+            if (now) {
+                ASSERT_TRUE(now->reply.has_value());
+                EXPECT_EQ(now->http_status, 200u);
+                answers.push_back(duet::jsonrpc::serialize(*now->reply));
+            }
+        });
+        io.run_for(std::chrono::seconds(5));
+        io.restart();
+    }
+    ASSERT_EQ(answers.size(), 2u);
+    EXPECT_EQ(answers[0], answers[1]);
+    EXPECT_NE(answers[0].find("\"now\""), std::string::npos) << answers[0];
+}
+
+// A handler that waits: handle_now returns nothing, and `later` gets the answer on the connection's executor.
+// The request's data (its arguments, read by the handler after it waited) outlives the call that started it.
+TEST(DirectPath, HandleNowHandsAWaitingHandlersAnswerToLater) {
+    server srv(test_options());
+    srv.add_tool(tool{.name = "waits",
+                      .input_schema = {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}},
+                 [](json::object const& args, request_context&) -> boost::asio::awaitable<tool_result> {
+                     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+                     timer.expires_after(std::chrono::milliseconds(5));
+                     co_await timer.async_wait(boost::asio::use_awaitable);
+                     co_return tool_result::text(args.at("text").as_string());
+                 });
+    boost::asio::io_context io;
+    for (bool serial : {true, false}) {
+        auto ex = boost::asio::make_strand(io);
+        duet::server::connection_options options;
+        options.executor_is_serial = serial;
+        auto conn = duet::server::connection::create(
+            srv, ex, [](std::string) {}, options);
+        std::optional<duet::server::connection::handled> got;
+        boost::asio::post(ex, [&, conn] {
+            json::value const message =
+                modern_request(7, "tools/call", call_params("waits", {{"text", "waited for this"}}));
+            auto r = duet::jsonrpc::parse_message(message);
+            ASSERT_TRUE(r);
+            auto request = std::get<duet::jsonrpc::request>(std::move(*r));
+            auto now = conn->handle_now(std::move(request), nullptr, nullptr,
+                                        [&](duet::server::connection::handled h) { got = std::move(h); });
+            EXPECT_FALSE(now.has_value());
+        });
+        auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!got && std::chrono::steady_clock::now() < deadline)
+            io.run_for(std::chrono::milliseconds(10));
+        io.restart();
+        ASSERT_TRUE(got.has_value()) << "serial " << serial;
+        ASSERT_TRUE(got->reply.has_value());
+        auto const text = duet::jsonrpc::serialize(*got->reply);
+        EXPECT_NE(text.find("waited for this"), std::string::npos) << text;
+        EXPECT_NE(text.find("\"id\":7"), std::string::npos) << text;
+    }
 }
 
 } // namespace
