@@ -66,7 +66,7 @@ parsed parse_call(boost::json::object& o) {
     if (id_member && !id)
         return fail(parse_errc::bad_id);
     boost::json::value params;
-    if (auto const* p = o.if_contains("params")) {
+    if (auto* p = o.if_contains("params")) { // not const: a const value would be copied, not moved
         if (!p->is_object() && !p->is_array())
             return fail(parse_errc::bad_params, id);
         params = std::move(*p);
