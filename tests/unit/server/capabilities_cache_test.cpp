@@ -115,18 +115,22 @@ TEST(CapabilitiesCache, ConcurrentChangesAndReadsAgree) {
     constexpr int writers = 3;
     constexpr int rounds = 200;
     std::atomic<bool> stop{false};
-    std::atomic<long> reads{0};
+    std::atomic<int> reading{0};
     std::vector<std::thread> readers;
     for (int i = 0; i < 2; ++i)
         readers.emplace_back([&] {
+            ++reading;
             while (!stop.load()) {
                 auto const c = srv.capabilities();
                 // A whole snapshot: the list_changed flag always goes with its capability.
                 EXPECT_EQ(c->tools, c->tools_list_changed);
                 EXPECT_EQ(c->prompts, c->prompts_list_changed);
-                ++reads;
             }
         });
+    // Writers start only once both readers are reading: on a loaded machine the writers could otherwise
+    // finish before a reader ever ran, and the race this test is about would not happen.
+    while (reading.load() < 2)
+        std::this_thread::yield();
     std::vector<std::thread> changers;
     for (int w = 0; w < writers; ++w)
         changers.emplace_back([&srv, w] {
@@ -145,7 +149,6 @@ TEST(CapabilitiesCache, ConcurrentChangesAndReadsAgree) {
     stop = true;
     for (auto& t : readers)
         t.join();
-    EXPECT_GT(reads.load(), 0);
     EXPECT_TRUE(srv.capabilities()->tools); // the odd-numbered tools remain
     EXPECT_FALSE(srv.capabilities()->prompts);
     for (int w = 0; w < writers; ++w)
