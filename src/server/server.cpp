@@ -555,15 +555,28 @@ serve_result server::complete(boost::json::value const& params) const {
     return served{boost::json::object{{"completion", std::move(completion)}}, {}};
 }
 
-std::optional<serve_result> server::serve_now(method_id method, boost::json::value const& params,
-                                              request_context& ctx) {
-    // The same checks, in the same order, as async_serve.
+namespace {
+// A request without params reads as one with `{}`: the methods whose params are all optional accept both.
+boost::json::value const& params_or_empty(boost::json::value const& params) {
     static boost::json::value const empty_params = boost::json::object{};
-    boost::json::value const& p = params.is_null() ? empty_params : params;
-    if (!p.is_object())
+    return params.is_null() ? empty_params : params;
+}
+} // namespace
+
+std::optional<serve_result> server::answer_before_dispatch(method_id method,
+                                                           boost::json::value const& params) const {
+    if (!params.is_object())
         return protocol::invalid_params("Invalid params: params must be an object");
     if (method == method_id::server_discover)
         return discover();
+    return std::nullopt;
+}
+
+std::optional<serve_result> server::serve_now(method_id method, boost::json::value const& params,
+                                              request_context& ctx) {
+    boost::json::value const& p = params_or_empty(params);
+    if (auto first = answer_before_dispatch(method, p))
+        return first;
     {
         std::shared_lock lock(mutex_);
         if (backend_)
@@ -594,13 +607,9 @@ std::optional<serve_result> server::serve_now(method_id method, boost::json::val
 
 boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost::json::value const& params,
                                                          request_context& ctx) {
-    // Methods whose params are required get -32602 for a missing or non-object params.
-    static boost::json::value const empty_params = boost::json::object{};
-    boost::json::value const& p = params.is_null() ? empty_params : params;
-    if (!p.is_object())
-        co_return protocol::invalid_params("Invalid params: params must be an object");
-    if (method == method_id::server_discover)
-        co_return discover();
+    boost::json::value const& p = params_or_empty(params);
+    if (auto first = answer_before_dispatch(method, p))
+        co_return std::move(*first);
     std::shared_ptr<backend> b;
     {
         std::shared_lock lock(mutex_);
@@ -611,8 +620,6 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
         co_return served;
     }
     switch (method) {
-    case method_id::server_discover:
-        co_return discover();
     case method_id::tools_list:
     case method_id::prompts_list:
     case method_id::resources_list:

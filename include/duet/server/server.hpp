@@ -371,6 +371,10 @@ private:
                                                     request_context& ctx) const;
     serve_result complete(boost::json::value const& params) const;
     serve_result discover() const;
+    // What serve_now and async_serve both answer before dispatching, in this order: params that are
+    // neither missing nor an object (-32602), then server/discover (it needs no backend and no handler).
+    std::optional<serve_result> answer_before_dispatch(protocol::method_id method,
+                                                       boost::json::value const& params) const;
     protocol::cache_hints hints_for(protocol::method_id m) const;
 
     server_options options_;
