@@ -134,7 +134,7 @@ void log_stderr(std::string const& s) {
 
 } // namespace
 
-class connection::impl : public std::enable_shared_from_this<connection::impl> {
+class connection::impl : public std::enable_shared_from_this<connection::impl>, public detail::request_host {
 public:
     impl(server& srv, asio::any_io_executor ex, writer w, connection_options o)
         : server_(srv), strand_(o.executor_is_serial ? asio::any_io_executor(std::move(ex))
@@ -143,6 +143,16 @@ public:
 
     void receive(std::string frame) {
         asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] { self->on_frame(frame); });
+    }
+
+    // A burst of frames in one hand-off to the strand (one post, not one per frame). Answering every frame of
+    // the burst before any is written keeps the writes to one per burst; handing them out a few at a time,
+    // so the client could send more while the rest are served, cost more in wake-ups than it gained.
+    void receive(std::vector<std::string> frames) {
+        asio::post(strand_, [self = shared_from_this(), frames = std::move(frames)] {
+            for (auto const& frame : frames)
+                self->on_frame(frame);
+        });
     }
 
     void receive(jsonrpc::message message) {
@@ -614,17 +624,16 @@ private:
         state->version = a.version;
         state->id = r.id;
         if (a.era == protocol::era::modern) {
-            // Moved: the admission's envelope is not read again.
-            state->client_capabilities =
-                std::make_shared<boost::json::object const>(std::move(a.envelope->client_capabilities));
+            // Moved: the admission's envelope is not read again. Declaring none (`{}`) shares the empty
+            // object.
+            if (!a.envelope->client_capabilities.empty())
+                state->client_capabilities =
+                    std::make_shared<boost::json::object const>(std::move(a.envelope->client_capabilities));
             if (a.envelope->client_info)
                 state->client_info =
                     std::make_shared<boost::json::object const>(std::move(*a.envelope->client_info));
             state->progress_token = a.envelope->progress_token;
-            auto const level = a.envelope->log_level;
-            state->log_threshold = [level] {
-                return level;
-            };
+            state->log_level = a.envelope->log_level;
             if (a.method->may_require_input) {
                 state->input_rounds = true;
                 if (auto e = restore_input(r, *state))
@@ -640,25 +649,11 @@ private:
                     if (auto const* t = meta->get_object().if_contains(protocol::meta_key::progress_token))
                         if (t->is_string() || t->is_int64() || t->is_uint64())
                             state->progress_token = *t;
-            std::weak_ptr<impl> weak = weak_from_this();
-            state->log_threshold = [threshold = session_->threshold]() -> std::optional<protocol::log_level> {
-                return static_cast<protocol::log_level>(threshold->load());
-            };
-            state->request_client = [weak,
-                                     out](std::string method, boost::json::value params,
-                                          std::chrono::milliseconds timeout) -> asio::awaitable<peer_result> {
-                auto self = weak.lock();
-                if (!self)
-                    co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
-                co_return co_await self->request_client(std::move(method), std::move(params), timeout, out);
-            };
+            state->session_log_threshold = session_->threshold;
+            state->may_request_client = true;
         }
-        state->notify = [weak = weak_from_this(), st = state.get(), out](jsonrpc::notification n) {
-            auto self = weak.lock();
-            if (!self || st->cancelled.load())
-                return;
-            asio::dispatch(self->strand_, [self, n = std::move(n), out] { self->send(n, out); });
-        };
+        state->host = weak_from_this();
+        state->out = std::move(out);
         if (in_flight_.contains(r.id))
             return jsonrpc::message{jsonrpc::error_response{
                 r.id,
@@ -749,6 +744,25 @@ private:
         s.result["inputRequests"] = state.asked;
         s.result["requestState"] = server_.sealer().seal(r.method, r.params, next, expiry);
         return s;
+    }
+
+    // ---- detail::request_host: what a request's context reaches back for
+    // ------------------------------------
+
+    void notify(detail::request_state const& request, jsonrpc::notification n) override {
+        if (request.cancelled.load())
+            return;
+        asio::dispatch(strand_, [self = shared_from_this(), n = std::move(n), out = request.out] {
+            self->send(n, out);
+        });
+    }
+
+    asio::awaitable<peer_result> request_client(detail::request_state const& request, std::string method,
+                                                boost::json::value params,
+                                                std::chrono::milliseconds timeout) override {
+        auto self = shared_from_this(); // the connection outlives the question
+        writer out = request.out;
+        co_return co_await request_client(std::move(method), std::move(params), timeout, std::move(out));
     }
 
     asio::awaitable<peer_result> request_client(std::string method, boost::json::value params,
@@ -877,6 +891,9 @@ connection::~connection() = default;
 
 void connection::receive(std::string frame) {
     impl_->receive(std::move(frame));
+}
+void connection::receive(std::vector<std::string> frames) {
+    impl_->receive(std::move(frames));
 }
 void connection::receive(jsonrpc::message message) {
     impl_->receive(std::move(message));

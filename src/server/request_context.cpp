@@ -70,27 +70,32 @@ void request_context::report_progress(double progress, std::optional<double> tot
         params["total"] = *total;
     if (!message.empty())
         params["message"] = message;
-    state_->notify(jsonrpc::notification{"notifications/progress", std::move(params)});
+    if (auto host = state_->host.lock())
+        host->notify(*state_, jsonrpc::notification{"notifications/progress", std::move(params)});
 }
 
 void request_context::log(protocol::log_level level, boost::json::value data, std::string_view logger) {
-    if (state_->cancelled.load() || !state_->log_threshold)
+    if (state_->cancelled.load())
         return;
-    auto const threshold = state_->log_threshold();
+    auto const threshold = log_threshold();
     if (!threshold || level < *threshold)
         return;
     boost::json::object params{{"level", protocol::to_string(level)}, {"data", std::move(data)}};
     if (!logger.empty())
         params["logger"] = logger;
-    state_->notify(jsonrpc::notification{"notifications/message", std::move(params)});
+    if (auto host = state_->host.lock())
+        host->notify(*state_, jsonrpc::notification{"notifications/message", std::move(params)});
 }
 
 boost::asio::awaitable<peer_result> request_context::async_request_client(std::string method,
                                                                           boost::json::value params,
                                                                           std::chrono::milliseconds timeout) {
-    if (state_->era == protocol::era::modern || !state_->request_client)
+    if (state_->era == protocol::era::modern || !state_->may_request_client)
         co_return peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt};
-    co_return co_await state_->request_client(std::move(method), std::move(params), timeout);
+    auto host = state_->host.lock();
+    if (!host)
+        co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
+    co_return co_await host->request_client(*state_, std::move(method), std::move(params), timeout);
 }
 
 } // namespace duet::server

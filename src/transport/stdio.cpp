@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace duet::transport {
@@ -264,10 +265,21 @@ public:
 
     void start() {
         fd_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
+            // The lines of one read go to the connection together, in order; an oversized line in between
+            // goes after the lines before it.
+            std::vector<std::string> lines;
+            auto flush = [&] {
+                if (!lines.empty())
+                    conn_->receive(std::exchange(lines, {}));
+            };
             split_.feed(
                 std::string_view(buffer_.data(), n),
-                [this](std::string line) { conn_->receive(std::move(line)); },
-                [this] { conn_->receive_oversized(); });
+                [&](std::string line) { lines.push_back(std::move(line)); },
+                [&] {
+                    flush();
+                    conn_->receive_oversized();
+                });
+            flush();
             if (!ec) {
                 start();
                 return;

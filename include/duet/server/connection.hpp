@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace duet::server {
 
@@ -55,6 +56,9 @@ public:
 
     /// One inbound frame (a line of stdio, without its newline).
     void receive(std::string frame);
+    /// Several inbound frames, in order: handled as many receive() calls, with one hand-off to the strand (a
+    /// stdio read usually carries many lines).
+    void receive(std::vector<std::string> frames);
     /// One inbound message its transport already parsed (HTTP parses each body once): handled like a frame.
     void receive(jsonrpc::message message);
     /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.

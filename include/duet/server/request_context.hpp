@@ -73,6 +73,23 @@ namespace detail {
 /// into an InputRequiredResult. Handlers must let it pass (catch specific exception types only).
 struct input_required_signal {};
 
+struct request_state;
+
+/// Where a request's notifications and (legacy) requests to the client go: the connection that serves it.
+/// One per connection rather than callbacks per request, so a request's state costs one allocation.
+class request_host {
+public:
+    /// Thread-safe: delivers a notification related to `request` (unless it was cancelled meanwhile).
+    virtual void notify(request_state const& request, jsonrpc::notification n) = 0;
+    /// Legacy only: sends a request to the client on `request`'s stream and awaits its answer.
+    [[nodiscard]] virtual boost::asio::awaitable<peer_result>
+    request_client(request_state const& request, std::string method, boost::json::value params,
+                   std::chrono::milliseconds timeout) = 0;
+
+protected:
+    ~request_host() = default;
+};
+
 /// The connection's side of one request's context. Built by the dispatcher.
 struct request_state {
     static std::shared_ptr<boost::json::object const> const& empty_object() {
@@ -87,15 +104,18 @@ struct request_state {
     std::shared_ptr<boost::json::object const> client_capabilities = empty_object();
     std::shared_ptr<boost::json::object const> client_info; ///< null: the client sent none
     boost::json::value progress_token;                      ///< null: the client asked for no progress
-    /// Messages at or above this level are sent; empty sends none (modern without `logLevel`).
-    std::function<std::optional<protocol::log_level>()> log_threshold;
+    /// Legacy: the session's logging/setLevel threshold, read when a message is sent. Null for a modern
+    /// request, whose threshold is `log_level`.
+    std::shared_ptr<std::atomic<int>> session_log_threshold;
+    /// Modern: messages at or above this level are sent; empty sends none (no `logLevel`).
+    std::optional<protocol::log_level> log_level;
     std::atomic<bool> cancelled{false};
-    /// Thread-safe: delivers a notification related to this request.
-    std::function<void(jsonrpc::notification)> notify;
-    /// Legacy only: sends a request to the client and awaits its answer.
-    std::function<boost::asio::awaitable<peer_result>(std::string, boost::json::value,
-                                                      std::chrono::milliseconds)>
-        request_client;
+    /// The connection serving the request (empty once it is gone: nothing is sent then).
+    std::weak_ptr<request_host> host;
+    /// The request's own stream for its messages (HTTP); empty: the connection's.
+    std::function<void(std::string)> out;
+    /// Legacy only: whether the request may send requests to the client.
+    bool may_request_client = false;
     std::atomic<double> last_progress{-1.0};
     /// Legacy Streamable HTTP sessions that allow SSE polling: ends the request's SSE stream early (null:
     /// not applicable).
@@ -144,7 +164,9 @@ public:
     void log(protocol::log_level level, boost::json::value data, std::string_view logger = {});
     /// The level log() sends at and above now (none: it sends nothing).
     [[nodiscard]] std::optional<protocol::log_level> log_threshold() const {
-        return state_->log_threshold ? state_->log_threshold() : std::nullopt;
+        if (state_->session_log_threshold)
+            return static_cast<protocol::log_level>(state_->session_log_threshold->load());
+        return state_->log_level;
     }
 
     /// Legacy sessions on Streamable HTTP at 2025-11-25: ends the SSE stream that carries this request's

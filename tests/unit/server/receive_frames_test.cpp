@@ -1,0 +1,67 @@
+// connection::receive(std::vector<std::string>): the lines of one stdio read handed over together. They must
+// be handled exactly as the same frames received one by one: in order, each answered, a bad one refused
+// without stopping the rest.
+#include <duet/server/connection.hpp>
+#include <duet/server/server.hpp>
+
+#include "stdio/messages.hpp"
+#include "unit/server/test_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace json = boost::json;
+using namespace duet::test;
+
+std::vector<std::string> frames() {
+    return {json::serialize(initialize_request(1, "2025-11-25")),
+            json::serialize(initialized_notification()),
+            json::serialize(legacy_request(2, "tools/call", call_params("echo", {{"text", "one"}}))),
+            "{not json",
+            json::serialize(modern_request(3, "tools/call", call_params("echo", {{"text", "two"}}))),
+            json::serialize(legacy_request(4, "tools/list"))};
+}
+
+std::vector<std::string> answers(bool together) {
+    duet::server::server srv(test_options());
+    // Inline, so the answers' order is the requests' (a pool's would vary between runs).
+    srv.add_tool(duet::server::tool{.name = "echo", .run_plain = duet::server::plain_run::inline_on_io},
+                 [](json::object const& args, duet::server::request_context&) {
+                     return duet::server::tool_result::text(args.at("text").as_string());
+                 });
+    boost::asio::io_context io;
+    std::vector<std::string> lines;
+    auto conn = duet::server::connection::create(srv, io.get_executor(),
+                                                 [&](std::string line) { lines.push_back(std::move(line)); });
+    if (together) {
+        conn->receive(frames());
+    } else {
+        for (auto& f : frames())
+            conn->receive(std::move(f));
+    }
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (lines.size() < 5 && std::chrono::steady_clock::now() < deadline)
+        io.run_for(std::chrono::milliseconds(10));
+    conn->finish([] {});
+    io.run_for(std::chrono::milliseconds(50));
+    return lines;
+}
+
+TEST(ReceiveFrames, SeveralFramesAtOnceAreAnsweredAsOneByOne) {
+    auto const together = answers(true);
+    auto const one_by_one = answers(false);
+    ASSERT_EQ(together.size(), 5u); // initialize, 2, the parse error, 3, 4
+    EXPECT_EQ(together, one_by_one);
+    EXPECT_NE(together[2].find("-32700"), std::string::npos) << together[2];
+    EXPECT_NE(together[4].find("\"id\":4"), std::string::npos) << together[4];
+}
+
+} // namespace
