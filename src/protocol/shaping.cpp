@@ -162,6 +162,7 @@ void shape_legacy(boost::json::object& result, version v, method_id method) {
 }
 
 void shape_modern(boost::json::object& result, shape_context const& ctx) {
+    result.reserve(result.size() + 4); // what may be added below: the object grows once at most
     auto const* rt = result.if_contains(result_type);
     bool const needs_input = rt && rt->is_string() && rt->get_string() == input_required;
     if (!needs_input)

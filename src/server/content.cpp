@@ -52,12 +52,19 @@ tool_result tool_result::structured_value(boost::json::value value) {
     return r;
 }
 
-boost::json::object tool_result::to_json() const {
-    boost::json::object o{{"content", content}};
+boost::json::object tool_result::to_json() const& {
+    return tool_result(*this).to_json();
+}
+
+boost::json::object tool_result::to_json() && {
+    boost::json::object o;
+    // Room for what shaping adds to a modern result (resultType, _meta) too: the object grows once at most.
+    o.reserve(5);
+    o.emplace("content", std::move(content));
     if (!structured.is_null())
-        o["structuredContent"] = structured;
+        o.emplace("structuredContent", std::move(structured));
     if (is_error)
-        o["isError"] = true;
+        o.emplace("isError", true);
     return o;
 }
 
@@ -66,16 +73,26 @@ prompt_result& prompt_result::add(std::string_view role, boost::json::object con
     return *this;
 }
 
-boost::json::object prompt_result::to_json() const {
+boost::json::object prompt_result::to_json() const& {
+    return prompt_result(*this).to_json();
+}
+
+boost::json::object prompt_result::to_json() && {
     boost::json::object o;
     if (!description.empty())
         o["description"] = description;
-    o["messages"] = messages;
+    o["messages"] = std::move(messages);
     return o;
 }
 
-boost::json::object read_result::to_json() const {
-    return {{"contents", contents}};
+boost::json::object read_result::to_json() const& {
+    return read_result(*this).to_json();
+}
+
+boost::json::object read_result::to_json() && {
+    boost::json::object o;
+    o.emplace("contents", std::move(contents));
+    return o;
 }
 
 } // namespace duet::server

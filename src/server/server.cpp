@@ -429,7 +429,7 @@ boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const&
         co_return std::move(*refused);
     auto const call = std::get<tool_call>(std::move(resolved));
     tool_result r = co_await call.definition->handler(*call.arguments, ctx);
-    co_return served{r.to_json(), {}};
+    co_return served{std::move(r).to_json(), {}};
 }
 
 boost::asio::awaitable<serve_result> server::read_resource(boost::json::value const& params,
@@ -469,7 +469,7 @@ boost::asio::awaitable<serve_result> server::read_resource(boost::json::value co
     // A read that finds nothing is not-found, never an empty `contents` (DIGEST §8).
     if (r.contents.empty())
         co_return protocol::resource_not_found(ctx.era(), u);
-    co_return served{r.to_json(), hints};
+    co_return served{std::move(r).to_json(), hints};
 }
 
 boost::asio::awaitable<serve_result> server::get_prompt(boost::json::value const& params,
@@ -502,7 +502,7 @@ boost::asio::awaitable<serve_result> server::get_prompt(boost::json::value const
             co_return protocol::invalid_params("Invalid params: missing required prompt argument \"" +
                                                declared.name + "\"");
     prompt_result r = co_await p->get(args, ctx);
-    co_return served{r.to_json(), {}};
+    co_return served{std::move(r).to_json(), {}};
 }
 
 serve_result server::complete(boost::json::value const& params) const {
@@ -598,7 +598,7 @@ std::optional<serve_result> server::serve_now(method_id method, boost::json::val
         if (!call.definition->direct)
             return std::nullopt;
         tool_result r = call.definition->direct(*call.arguments, ctx);
-        return served{r.to_json(), {}};
+        return served{std::move(r).to_json(), {}};
     }
     default:
         return std::nullopt;

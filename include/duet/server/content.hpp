@@ -41,7 +41,9 @@ struct tool_result {
     /// Structured output plus its JSON text as content (older clients read the text).
     [[nodiscard]] static tool_result structured_value(boost::json::value value);
 
-    [[nodiscard]] boost::json::object to_json() const;
+    [[nodiscard]] boost::json::object to_json() const&;
+    /// The same, its content and structured value moved rather than copied.
+    [[nodiscard]] boost::json::object to_json() &&;
 };
 
 /// The result of prompts/get.
@@ -50,13 +52,17 @@ struct prompt_result {
     boost::json::array messages; ///< [{role, content}]
 
     prompt_result& add(std::string_view role, boost::json::object content);
-    [[nodiscard]] boost::json::object to_json() const;
+    [[nodiscard]] boost::json::object to_json() const&;
+    /// The same, its messages moved rather than copied.
+    [[nodiscard]] boost::json::object to_json() &&;
 };
 
 /// The result of resources/read: one or more contents (text or blob).
 struct read_result {
     boost::json::array contents;
-    [[nodiscard]] boost::json::object to_json() const;
+    [[nodiscard]] boost::json::object to_json() const&;
+    /// The same, its contents moved rather than copied.
+    [[nodiscard]] boost::json::object to_json() &&;
 };
 
 } // namespace duet::server
