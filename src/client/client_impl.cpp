@@ -116,12 +116,13 @@ void client::impl::notify(std::string method, json::object params) {
     transport_->send(jsonrpc::notification{std::move(method), std::move(params)}, std::move(facts));
 }
 
-awaitable<client::impl::answer> client::impl::async_round(std::string method, json::object params,
+awaitable<client::impl::answer> client::impl::async_round(std::string method, json::object const& original,
                                                           request_options const& options) {
     if (closed_ || !transport_)
         co_return answer{closed_error_.value_or(make_error(errc::closed, "the connection is closed"))};
     if (options.cancel && options.cancel->cancelled())
         co_return answer{make_error(errc::cancelled, "cancelled before it was sent")};
+    json::object params = original;
     jsonrpc::request_id const id{next_id_++};
     std::string token;
     json::value progress_token = nullptr;
@@ -214,7 +215,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
                                 method + " got no answer within " + std::to_string(timeout.count()) + " ms")};
 }
 
-awaitable<result<json::object>> client::impl::async_plain(std::string method, json::object params,
+awaitable<result<json::object>> client::impl::async_plain(std::string method, json::object const& params,
                                                           request_options const& options) {
     auto first = co_await async_round(method, params, options);
     if (first.value || era_ != protocol::era::modern)
@@ -228,7 +229,7 @@ awaitable<result<json::object>> client::impl::async_plain(std::string method, js
     if (!v)
         co_return std::move(first.value);
     version_ = *v;
-    auto second = co_await async_round(std::move(method), std::move(params), options);
+    auto second = co_await async_round(std::move(method), params, options);
     co_return std::move(second.value);
 }
 
@@ -252,12 +253,13 @@ awaitable<result<json::object>> client::impl::async_cached(std::string method, j
     co_return r;
 }
 
-awaitable<result<json::object>> client::impl::async_with_input(std::string method, json::object params,
+awaitable<result<json::object>> client::impl::async_with_input(std::string method, json::object const& params,
                                                                request_options const& options) {
     constexpr int max_rounds = 16;
-    json::object round_params = params;
+    json::object round_params; // a retry's: the first round sends `params` as they are
     for (int round = 0;; ++round) {
-        auto r = co_await async_plain(method, round_params, options);
+        auto const& sent = round == 0 ? params : round_params;
+        auto r = co_await async_plain(method, sent, options);
         if (!r)
             co_return r;
         switch (kind_of(*r)) {

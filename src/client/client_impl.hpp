@@ -37,15 +37,17 @@ public:
 
     /// (Re)creates and starts the transport.
     boost::asio::awaitable<result<void>> async_start_transport();
-    /// One request, one answer: envelope/headers per era, progress, cancellation, timeout.
-    boost::asio::awaitable<answer> async_round(std::string method, boost::json::object params,
+    /// One request, one answer: envelope/headers per era, progress, cancellation, timeout. `params` are
+    /// copied once, into the request sent (the layers above keep theirs for retries without copies of
+    /// their own); the caller keeps them alive until the answer.
+    boost::asio::awaitable<answer> async_round(std::string method, boost::json::object const& params,
                                                request_options const& options);
     /// async_round() plus the modern -32022 retry.
     boost::asio::awaitable<result<boost::json::object>>
-    async_plain(std::string method, boost::json::object params, request_options const& options);
+    async_plain(std::string method, boost::json::object const& params, request_options const& options);
     /// async_plain() plus multi round-trip input rounds (tools/call, prompts/get, resources/read).
     boost::asio::awaitable<result<boost::json::object>>
-    async_with_input(std::string method, boost::json::object params, request_options const& options);
+    async_with_input(std::string method, boost::json::object const& params, request_options const& options);
     /// async_plain() through the cache.
     boost::asio::awaitable<result<boost::json::object>>
     async_cached(std::string method, boost::json::object params, request_options const& options);

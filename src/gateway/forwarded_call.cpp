@@ -27,8 +27,8 @@ client::input_answer ended() {
 }
 } // namespace
 
-forwarded_call::forwarded_call(asio::any_io_executor ex, std::string handle)
-    : handle_(std::move(handle)), ex_(ex), handler_wake_(ex) {}
+forwarded_call::forwarded_call(asio::any_io_executor ex, std::string handle, bool parks)
+    : handle_(std::move(handle)), parks_(parks), ex_(ex), handler_wake_(ex) {}
 
 asio::awaitable<client::input_answer> forwarded_call::async_ask(client::input_question q) {
     if (abandoned_)

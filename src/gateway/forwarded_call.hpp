@@ -45,9 +45,11 @@ struct call_step {
 
 class forwarded_call {
 public:
-    forwarded_call(boost::asio::any_io_executor ex, std::string handle);
+    /// `parks`: the call waits, parked, for a retry when it asks a question (a modern downstream request).
+    forwarded_call(boost::asio::any_io_executor ex, std::string handle, bool parks);
 
     [[nodiscard]] std::string const& handle() const noexcept { return handle_; }
+    [[nodiscard]] bool parks() const noexcept { return parks_; }
     [[nodiscard]] std::shared_ptr<client::cancellation> const& cancel() const noexcept { return cancel_; }
 
     // ---- the upstream side -------------------------------------------------------------------------------
@@ -81,6 +83,7 @@ private:
     void relay(call_step s);
 
     std::string handle_;
+    bool parks_ = false;
     std::shared_ptr<client::cancellation> cancel_ = std::make_shared<client::cancellation>();
     struct question {
         server::input_request request;

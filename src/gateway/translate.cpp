@@ -68,19 +68,32 @@ server::implementation_info implementation_from_json(json::object const& info) {
 }
 
 boost::system::result<json::object, protocol::error_object>
-upstream_params(protocol::method_id method, json::object params, bool lenient_args) {
-    params.erase("requestState");
-    params.erase("inputResponses");
-    if (auto* meta = params.if_contains("_meta"); meta && meta->is_object()) {
-        auto& m = meta->get_object();
-        for (auto key : {protocol::meta_key::protocol_version, protocol::meta_key::client_capabilities,
-                         protocol::meta_key::client_info, protocol::meta_key::log_level,
-                         protocol::meta_key::progress_token})
-            m.erase(key);
-        if (m.empty())
-            params.erase("_meta");
-    } else if (meta) {
-        params.erase("_meta"); // not an object: absent metadata (ERA-POLICY step 1)
+upstream_params(protocol::method_id method, json::object const& in, bool lenient_args) {
+    // Built member by member rather than copied and then pruned: this runs for every forwarded request, and
+    // what it leaves out (the envelope) is most of what a modern request's params hold.
+    json::object params;
+    params.reserve(in.size());
+    for (auto const& kv : in) {
+        auto const key = kv.key();
+        if (key == "requestState" || key == "inputResponses")
+            continue;
+        if (key != "_meta") {
+            params.emplace(key, kv.value());
+            continue;
+        }
+        auto const* meta = kv.value().if_object();
+        if (!meta)
+            continue; // not an object: absent metadata (ERA-POLICY step 1)
+        json::object kept;
+        for (auto const& m : *meta) {
+            auto const k = m.key();
+            if (k != protocol::meta_key::protocol_version && k != protocol::meta_key::client_capabilities &&
+                k != protocol::meta_key::client_info && k != protocol::meta_key::log_level &&
+                k != protocol::meta_key::progress_token)
+                kept.emplace(k, m.value());
+        }
+        if (!kept.empty())
+            params.emplace("_meta", std::move(kept));
     }
     if (method == protocol::method_id::tools_call && params.contains("payload")) {
         if (!lenient_args)

@@ -35,7 +35,7 @@ namespace duet::gateway {
 /// connection writes its own; other `_meta` keys pass). tools/call arguments sent flat in `payload` are moved
 /// into `arguments` when `lenient_args`, and refused with -32602 otherwise.
 [[nodiscard]] boost::system::result<boost::json::object, protocol::error_object>
-upstream_params(protocol::method_id method, boost::json::object params, bool lenient_args);
+upstream_params(protocol::method_id method, boost::json::object const& params, bool lenient_args);
 
 /// Takes a result's own modern fields out of it: `resultType`, and `ttlMs` / `cacheScope` as the hints to
 /// serve it with (defaults when absent or malformed), plus the upstream's serverInfo in `_meta`.
