@@ -501,12 +501,19 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
 }
 
 void client::impl::on_request_failed(jsonrpc::request_id const& id, error e) {
+    // A legacy session the server forgot (HTTP 404) refuses every request alike: the connection is over, and
+    // its owner begins a new session (MCP's rule for a 404 on a session).
+    std::optional<error> session_gone;
+    if (e.code == errc::session_expired)
+        session_gone = e;
     auto const it = pending_.find(id);
-    if (it == pending_.end() || it->second->outcome)
-        return;
-    auto const status = e.http_status;
-    it->second->outcome = answer{std::move(e), status};
-    it->second->timer.cancel();
+    if (it != pending_.end() && !it->second->outcome) {
+        auto const status = e.http_status;
+        it->second->outcome = answer{std::move(e), status};
+        it->second->timer.cancel();
+    }
+    if (session_gone && !closed_)
+        on_closed(std::move(*session_gone));
 }
 
 void client::impl::on_closed(error e) {

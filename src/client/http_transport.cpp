@@ -376,7 +376,11 @@ private:
         std::optional<jsonrpc::error_object> id_less;
         bool answered = false;
         auto const& body = parser.get().body();
-        if (!body.empty() &&
+        // A 404 on a legacy session says the server forgot it, whatever error its body spells: the request
+        // fails as session_expired (the connection is over: client_impl), not with the body's error.
+        bool const session_lost =
+            status == 404 && facts.legacy_session && self->session_id_ && !is_initialize;
+        if (!session_lost && !body.empty() &&
             std::string_view(head[bhttp::field::content_type]).starts_with("application/json"))
             answered = self->deliver_text(body, status, id, &id_less);
         if (!id || answered)
@@ -436,6 +440,11 @@ private:
                 if (awaited)
                     self->fail(*awaited, ec ? make_error(errc::connect_failed, ec.message())
                                             : status_error(status, parser.get().reason(), true));
+                else if (!ec && status == 404 && self->session_id_)
+                    // The server no longer knows the session (it restarted, or expired it): nothing will
+                    // come on it again, and the connection is over for its owner to begin anew.
+                    if (auto sink = self->sink_.lock())
+                        sink->on_closed(status_error(status, parser.get().reason(), true));
                 co_return;
             }
             auto outcome = co_await self->read_sse(x, parser, 0, awaited);

@@ -441,78 +441,108 @@ public:
         co_return a;
     }
 
+    // The connection a call goes out on: the legacy downstream session's own, else one of the pool.
+    static awaitable<client::result<std::shared_ptr<upstream_connection>>>
+    acquire(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
+            std::shared_ptr<session_upstream> session, json::object capabilities, bool hears_logs) {
+        if (session) {
+            auto got = co_await session_connection(self, std::move(session));
+            co_return got;
+        }
+        if (self->era_ == protocol::era::legacy) {
+            // A legacy upstream session declares what the downstream request declared.
+            auto key = capabilities.empty() ? std::string("{}") : json::serialize(capabilities);
+            std::optional<json::object> declared = std::move(capabilities);
+            std::shared_ptr<forwarded_call> no_owner;
+            auto got = co_await checkout(self, std::move(key), std::move(declared), std::move(no_owner));
+            co_return got;
+        }
+        // Over stdio, nothing ties a log line to its call: one call per connection hears them.
+        auto owner = hears_logs && self->upstream_is_stdio() ? call : nullptr;
+        std::string key("modern");
+        std::optional<json::object> none;
+        auto got = co_await checkout(self, std::move(key), std::move(none), std::move(owner));
+        co_return got;
+    }
+
     static awaitable<void> run(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
                                call_spec spec) {
         if (spec.session && !spec.session->own_connection)
             spec.session.reset(); // the session shares the pool
         bool const pooled = !spec.session;
-        client::result<std::shared_ptr<upstream_connection>> got =
-            client::make_error(client::errc::closed, "");
-        if (spec.session) {
-            got = co_await session_connection(self, spec.session);
-        } else if (self->era_ == protocol::era::legacy) {
-            // A legacy upstream session declares what the downstream request declared.
-            auto key = spec.capabilities.empty() ? std::string("{}") : json::serialize(spec.capabilities);
-            std::optional<json::object> capabilities = spec.capabilities;
-            std::shared_ptr<forwarded_call> no_owner;
-            got = co_await checkout(self, std::move(key), std::move(capabilities), std::move(no_owner));
-        } else {
-            // Over stdio, nothing ties a log line to its call: one call per connection hears them.
-            auto owner = spec.log_threshold && self->upstream_is_stdio() ? call : nullptr;
-            std::string key("modern");
-            std::optional<json::object> none;
-            got = co_await checkout(self, std::move(key), std::move(none), std::move(owner));
-        }
-        if (!got) {
-            call->finish(upstream_unavailable(self->name_, got.error().to_string()));
+        // A legacy HTTP upstream that forgot its session (404: it restarted, or expired the session) never
+        // ran the call: it goes once more, on a session begun anew.
+        std::optional<json::object> resend;
+        if (self->era_ == protocol::era::legacy && !self->upstream_is_stdio())
+            resend = spec.params;
+        for (;;) {
+            auto session = spec.session;
+            json::object capabilities;
+            if (self->era_ == protocol::era::legacy && !session)
+                capabilities = spec.capabilities;
+            auto got = co_await acquire(self, call, std::move(session), std::move(capabilities),
+                                        spec.log_threshold.has_value());
+            if (!got) {
+                call->finish(upstream_unavailable(self->name_, got.error().to_string()));
+                co_return;
+            }
+            auto conn = *got;
+            conn->active.push_back(call);
+
+            client::request_options o;
+            o.cancel = call->cancel();
+            o.timeout = self->options_.request_timeout;
+            std::weak_ptr<forwarded_call> weak = call;
+            o.on_progress = [weak](client::progress_event const& e) {
+                if (auto c = weak.lock())
+                    c->relay_progress(e);
+            };
+            o.on_input = [weak](client::input_question q) {
+                return ask(weak, std::move(q));
+            };
+            // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
+            o.on_log = [weak](client::log_event const& e) {
+                if (auto c = weak.lock())
+                    c->relay_log(e);
+            };
+            if (self->era_ == protocol::era::modern) {
+                o.client_capabilities = spec.capabilities;
+                // The downstream's threshold, upstream: no lines it would drop, none at all when it hears
+                // none.
+                o.log_level = spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
+            }
+            std::string method(protocol::info(spec.method).name);
+            auto r = co_await conn->client->async_request(std::move(method), std::move(spec.params), o);
+            std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
+            if (conn->log_owner.lock() == call)
+                conn->log_owner.reset();
+
+            if (!r && r.error().code == client::errc::session_expired && resend) {
+                conn->broken = true; // its session is gone: the next call on this key begins another
+                if (pooled)
+                    self->checkin(std::move(conn));
+                spec.params = std::move(*resend);
+                resend.reset();
+                continue;
+            }
+            server::serve_result outcome = protocol::internal_error();
+            if (r) {
+                server::served s;
+                s.result = std::move(*r);
+                s.hints = take_result_hints(s.result);
+                outcome = std::move(s);
+            } else if (r.error().code == client::errc::rpc_error && r.error().rpc) {
+                outcome = *r.error().rpc;
+            } else {
+                if (r.error().code != client::errc::cancelled && r.error().code != client::errc::usage)
+                    conn->broken = true; // gone, timed out or confused: never reused
+                outcome = upstream_unavailable(self->name_, r.error().to_string());
+            }
+            if (pooled)
+                self->checkin(std::move(conn));
+            call->finish(std::move(outcome));
             co_return;
         }
-        auto conn = *got;
-        conn->active.push_back(call);
-
-        client::request_options o;
-        o.cancel = call->cancel();
-        o.timeout = self->options_.request_timeout;
-        std::weak_ptr<forwarded_call> weak = call;
-        o.on_progress = [weak](client::progress_event const& e) {
-            if (auto c = weak.lock())
-                c->relay_progress(e);
-        };
-        o.on_input = [weak](client::input_question q) {
-            return ask(weak, std::move(q));
-        };
-        // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
-        o.on_log = [weak](client::log_event const& e) {
-            if (auto c = weak.lock())
-                c->relay_log(e);
-        };
-        if (self->era_ == protocol::era::modern) {
-            o.client_capabilities = spec.capabilities;
-            // The downstream's threshold, upstream: no lines it would drop, none at all when it hears none.
-            o.log_level = spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
-        }
-        std::string method(protocol::info(spec.method).name);
-        auto r = co_await conn->client->async_request(std::move(method), std::move(spec.params), o);
-        std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
-        if (conn->log_owner.lock() == call)
-            conn->log_owner.reset();
-
-        server::serve_result outcome = protocol::internal_error();
-        if (r) {
-            server::served s;
-            s.result = std::move(*r);
-            s.hints = take_result_hints(s.result);
-            outcome = std::move(s);
-        } else if (r.error().code == client::errc::rpc_error && r.error().rpc) {
-            outcome = *r.error().rpc;
-        } else {
-            if (r.error().code != client::errc::cancelled && r.error().code != client::errc::usage)
-                conn->broken = true; // gone, timed out or confused: never reused
-            outcome = upstream_unavailable(self->name_, r.error().to_string());
-        }
-        if (pooled)
-            self->checkin(std::move(conn));
-        call->finish(std::move(outcome));
     }
 
     // The call a handler serves: the parked one its retry names, or a new one started now.
