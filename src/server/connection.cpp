@@ -19,6 +19,7 @@
 #include <exception>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 #include <variant>
 
@@ -212,24 +213,59 @@ public:
     }
 
     std::optional<handled> handle_now(jsonrpc::request r, protocol::http_facts const* http, writer out,
-                                      std::function<void(handled)> later) {
-        if (!options_.executor_is_serial) {
-            // The caller is elsewhere: served on the connection's strand, the facts copied for the trip.
-            std::optional<protocol::http_facts> facts;
-            if (http)
-                facts = *http;
-            asio::co_spawn(strand_,
-                           handle_then(std::move(r), std::move(facts), std::move(out), std::move(later)),
-                           asio::detached);
-            return std::nullopt;
-        }
-        auto attempt = answer_now(r, http, std::move(out), nullptr);
+                                      std::function<void(handled)> later, std::function<void()> end_stream) {
+        if (!options_.executor_is_serial)
+            return handle_on_own_strand(std::move(r), http, std::move(out), std::move(later),
+                                        std::move(end_stream));
+        auto attempt = answer_now(r, http, std::move(out), std::move(end_stream));
         if (auto* h = std::get_if<handled>(&attempt))
             return std::move(*h);
         ++active_;
         auto deferred = std::get<deferred_serve>(std::move(attempt));
         asio::co_spawn(strand_, deliver_later(std::move(deferred), std::move(later)), asio::detached);
         return std::nullopt;
+    }
+
+    // handle_now() on a connection with a strand of its own (a legacy HTTP session, which requests on many
+    // sockets share). asio::dispatch enters the strand right here when nothing runs on it or waits for it and
+    // the caller is one of the io_context's threads: the request is served inline, with no hand-off to the
+    // strand and back. Otherwise it waits its turn there, as any other work of the connection, and `later`
+    // gets its answer. Which of the two happened: the function ran on the caller's thread before dispatch
+    // returned.
+    struct strand_visit {
+        std::thread::id caller = std::this_thread::get_id();
+        bool dispatching = true;       ///< read and written on the caller's thread only
+        std::optional<handled> answer; ///< an inline answer
+    };
+
+    std::optional<handled> handle_on_own_strand(jsonrpc::request r, protocol::http_facts const* http,
+                                                writer out, std::function<void(handled)> later,
+                                                std::function<void()> end_stream) {
+        auto visit = std::make_shared<strand_visit>();
+        // Copied for the trip: when the function waits its turn, the caller's facts may be gone.
+        std::optional<protocol::http_facts> facts;
+        if (http)
+            facts = *http;
+        asio::dispatch(strand_, [self = shared_from_this(), visit, r = std::move(r), facts = std::move(facts),
+                                 out = std::move(out), later = std::move(later),
+                                 end_stream = std::move(end_stream)]() mutable {
+            bool const inline_visit = visit->caller == std::this_thread::get_id() && visit->dispatching;
+            auto attempt =
+                self->answer_now(r, facts ? &*facts : nullptr, std::move(out), std::move(end_stream));
+            if (auto* h = std::get_if<handled>(&attempt)) {
+                if (inline_visit)
+                    visit->answer = std::move(*h);
+                else
+                    later(std::move(*h));
+                return;
+            }
+            ++self->active_;
+            auto deferred = std::get<deferred_serve>(std::move(attempt));
+            asio::co_spawn(self->strand_, self->deliver_later(std::move(deferred), std::move(later)),
+                           asio::detached);
+        });
+        visit->dispatching = false;
+        return std::move(visit->answer);
     }
 
     void cancel_requests() {
@@ -330,14 +366,6 @@ private:
             write_(jsonrpc::serialize(replies));
         --active_;
         maybe_done();
-    }
-
-    asio::awaitable<void> handle_then(jsonrpc::request r, std::optional<protocol::http_facts> facts,
-                                      writer out, std::function<void(handled)> later) {
-        std::function<void()> no_end; // named: GCC 12 destroys a temporary coroutine argument twice
-        auto h = co_await handle_on_strand(std::move(r), facts ? &*facts : nullptr, std::move(out),
-                                           std::move(no_end));
-        later(std::move(h));
     }
 
     asio::awaitable<void> deliver_later(deferred_serve d, std::function<void(handled)> later) {
@@ -921,8 +949,9 @@ asio::awaitable<connection::handled> connection::async_handle(jsonrpc::request r
 }
 std::optional<connection::handled> connection::handle_now(jsonrpc::request r,
                                                           protocol::http_facts const* http, writer out,
-                                                          std::function<void(handled)> later) {
-    return impl_->handle_now(std::move(r), http, std::move(out), std::move(later));
+                                                          std::function<void(handled)> later,
+                                                          std::function<void()> end_stream) {
+    return impl_->handle_now(std::move(r), http, std::move(out), std::move(later), std::move(end_stream));
 }
 void connection::cancel_requests() {
     impl_->cancel_requests();

@@ -87,13 +87,17 @@ public:
                                                                protocol::http_facts const* http, writer out,
                                                                std::function<void()> end_stream);
 
-    /// Serves one request as async_handle() does (no `end_stream`), without a coroutine when it can: on a
-    /// connection whose executor is the caller's (connection_options::executor_is_serial), called from that
-    /// executor, an answer ready without suspending (admission refused it, a listen opened, a handler that
-    /// completed at once) is returned there and then. Otherwise nothing is returned and the request goes on
-    /// in a coroutine of the connection's; `later` then receives its answer on the connection's executor.
+    /// Serves one request as async_handle() does, without a coroutine when it can: the answer is returned
+    /// there and then when it is ready without suspending (admission refused it, a listen opened, a handler
+    /// that completed at once) and the request could be served on the caller's thread: on a connection whose
+    /// executor is the caller's (connection_options::executor_is_serial), called from that executor; on a
+    /// connection with a strand of its own, called from a thread of its io_context while nothing runs on or
+    /// waits for that strand. Otherwise nothing is returned and the request goes on in the connection (in
+    /// order with its other work); `later` then receives its answer on the connection's executor.
+    /// `end_stream` as for async_handle().
     [[nodiscard]] std::optional<handled> handle_now(jsonrpc::request r, protocol::http_facts const* http,
-                                                    writer out, std::function<void(handled)> later);
+                                                    writer out, std::function<void(handled)> later,
+                                                    std::function<void()> end_stream = nullptr);
 
     /// Marks every running request cancelled and ends every listen silently (HTTP: the client went away).
     void cancel_requests();

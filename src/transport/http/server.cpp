@@ -8,6 +8,7 @@
 #include "event_stream.hpp"
 #include "origin.hpp"
 #include "peer_watch.hpp"
+#include "response_head.hpp"
 #include "session_store.hpp"
 #include "stream_queue.hpp"
 
@@ -26,6 +27,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <list>
@@ -313,24 +315,26 @@ private:
     struct reply {
         bhttp::status status = bhttp::status::ok;
         std::string body;
-        std::string content_type = "application/json";
+        std::string_view content_type = "application/json"; ///< only ever a literal
         std::vector<std::pair<std::string, std::string>> headers;
     };
 
     // Coroutine arguments are lvalues on purpose: GCC 12 can destroy a temporary passed to a coroutine before
-    // the coroutine is done with it, so callers name what they pass.
+    // the coroutine is done with it, so callers name what they pass. The head is written by hand (the bytes
+    // Beast would write, see response_head.hpp) and goes out with the body in one gathered write.
     asio::awaitable<void> write_reply(beast::tcp_stream& stream, request_t const& req, reply& r,
                                       bool keep_alive) {
-        bhttp::response<bhttp::string_body> res{r.status, req.version()};
-        if (!r.body.empty())
-            res.set(bhttp::field::content_type, r.content_type);
-        for (auto& [k, v] : r.headers)
-            res.set(k, v);
-        res.body() = std::move(r.body);
-        res.keep_alive(keep_alive);
-        res.prepare_payload();
+        std::string head;
+        head.reserve(128);
+        http::append_response_head(head, {.version = req.version(),
+                                          .status = static_cast<unsigned>(r.status),
+                                          .content_type = r.content_type,
+                                          .fields = r.headers,
+                                          .body_size = r.body.size(),
+                                          .keep_alive = keep_alive});
+        std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
         stream.expires_after(options_.read_timeout);
-        co_await bhttp::async_write(stream, res, use_nothrow);
+        co_await asio::async_write(stream, buffers, use_nothrow);
     }
 
     asio::awaitable<void> serve_socket(beast::tcp_stream stream) {
@@ -634,7 +638,9 @@ private:
             }
             std::weak_ptr<legacy_session> weak = s;
             s->owner = &srv;
-            s->conn = server::connection::create(srv, ex, [weak](std::string line) {
+            // A strand of its own on the io_context, not one nested in this socket's: the session outlives
+            // this socket, and its requests come on others.
+            s->conn = server::connection::create(srv, io_.get_executor(), [weak](std::string line) {
                 if (auto live = weak.lock())
                     live->publish(std::move(line));
             });
@@ -824,28 +830,59 @@ private:
     // ---- legacy session streams
     // -------------------------------------------------------------------------------
 
-    // Runs a session request whose messages go to its resumable stream, the response last.
-    static asio::awaitable<void> run_in_session(std::shared_ptr<server::connection> conn,
-                                                std::shared_ptr<event_stream> es,
-                                                std::shared_ptr<unsigned> http_status, jsonrpc::request r,
-                                                protocol::http_facts facts, bool polling) {
-        server::connection::writer to_stream = [es](std::string line) {
-            es->publish(std::move(line));
-        };
-        std::function<void()> end_stream;
-        if (polling)
-            end_stream = [weak = std::weak_ptr<event_stream>(es)] {
-                if (auto live = weak.lock())
-                    live->request_close();
-            };
-        auto h =
-            co_await conn->async_handle(std::move(r), &facts, std::move(to_stream), std::move(end_stream));
-        *http_status = h.http_status;
-        std::optional<std::string> last;
-        if (h.reply)
-            last = jsonrpc::serialize(*h.reply);
-        es->complete(std::move(last)); // publishes `last` after the status, so a reader sees both
-    }
+    // Where a session request's messages go. Until the response knows whether it streams, what the handler
+    // writes (and its answer, when it comes after the first look) is kept here; once the request has a
+    // resumable stream, everything goes to the stream, the answer last. Written on the session's strand and
+    // read on the socket's, hence the mutex.
+    struct session_sink {
+        std::mutex mutex;
+        std::vector<std::string> early;
+        bool close_requested = false;
+        std::optional<server::connection::handled> answer; ///< came before the stream was opened
+        std::shared_ptr<event_stream> es;
+        unsigned http_status = 200;
+
+        void write(std::string line) {
+            std::lock_guard lock(mutex);
+            if (es)
+                es->publish(std::move(line));
+            else
+                early.push_back(std::move(line));
+        }
+        void request_close() {
+            std::lock_guard lock(mutex);
+            if (es)
+                es->request_close();
+            else
+                close_requested = true;
+        }
+        void settle(server::connection::handled h) {
+            std::lock_guard lock(mutex);
+            if (es)
+                complete(std::move(h));
+            else
+                answer = std::move(h);
+        }
+        // The stream takes over: what came so far, in order. `mutex` held.
+        void open(std::shared_ptr<event_stream> stream) {
+            es = std::move(stream);
+            for (auto& line : early)
+                es->publish(std::move(line));
+            early.clear();
+            if (close_requested)
+                es->request_close();
+            if (answer)
+                complete(std::move(*answer));
+        }
+        // The status first: the reader that sees the stream complete reads it. `mutex` held.
+        void complete(server::connection::handled h) {
+            http_status = h.http_status;
+            std::optional<std::string> last;
+            if (h.reply)
+                last = jsonrpc::serialize(*h.reply);
+            es->complete(std::move(last));
+        }
+    };
 
     // Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while
     // idle, until one of relay_end happens. The session's reader must be attached as `token`.
@@ -896,18 +933,47 @@ private:
     // events carry ids, so that the client can resume the stream with GET and Last-Event-ID when it breaks or
     // when the handler ends it early (request_context::close_sse_stream, 2025-11-25). A disconnect does not
     // cancel a legacy request (the client sends notifications/cancelled): its messages wait in the stream.
+    // Most answers are ready at once (connection::handle_now serves the request on this thread when the
+    // session's strand is free): those need neither a stream nor a watch on the peer.
     asio::awaitable<bool> respond_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                              std::shared_ptr<legacy_session> session, jsonrpc::request r,
                                              protocol::http_facts facts) {
+        bool const polling = sse_polling(session->conn->legacy_version());
+        auto sink = std::make_shared<session_sink>();
+        server::connection::writer to_sink = [sink](std::string line) {
+            sink->write(std::move(line));
+        };
+        std::function<void()> end_stream;
+        if (polling)
+            end_stream = [weak = std::weak_ptr<session_sink>(sink)] {
+                if (auto live = weak.lock())
+                    live->request_close();
+            };
+        auto settle = [sink](server::connection::handled h) {
+            sink->settle(std::move(h));
+        };
+        auto now = session->conn->handle_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
+                                             std::move(end_stream));
+        std::unique_lock lock(sink->mutex);
+        if (now && sink->early.empty() && !sink->close_requested) {
+            // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
+            lock.unlock();
+            reply out{now->reply ? static_cast<bhttp::status>(now->http_status) : bhttp::status::accepted,
+                      now->reply ? jsonrpc::serialize(*now->reply) : std::string()};
+            co_await write_reply(stream, req, out, keep_alive);
+            co_return true;
+        }
+
+        // Not (only) an answer: the request gets its resumable stream, and the response waits to see which it
+        // is.
         auto const ex = co_await asio::this_coro::executor;
         auto es = session->open_stream();
         auto wake = std::make_shared<stream_queue>(ex);
         auto const token = es->attach([wake] { wake->interrupt(); }, false);
-        bool const polling = sse_polling(session->conn->legacy_version());
-        auto http_status = std::make_shared<unsigned>(200);
-        asio::co_spawn(
-            ex, run_in_session(session->conn, es, http_status, std::move(r), std::move(facts), polling),
-            asio::detached);
+        if (now)
+            sink->answer = std::move(now);
+        sink->open(es);
+        lock.unlock();
         peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
 
         bool close_now = false;
@@ -926,7 +992,12 @@ private:
                 es->detach(token);
                 session->forget_stream(es->number());
                 auto events = es->take_events();
-                reply out{events.empty() ? bhttp::status::accepted : static_cast<bhttp::status>(*http_status),
+                unsigned status = 200;
+                {
+                    std::lock_guard status_lock(sink->mutex);
+                    status = sink->http_status;
+                }
+                reply out{events.empty() ? bhttp::status::accepted : static_cast<bhttp::status>(status),
                           events.empty() ? std::string() : std::move(events.front().data)};
                 co_await write_reply(stream, req, out, keep_alive);
                 co_return true;
