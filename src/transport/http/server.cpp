@@ -387,15 +387,24 @@ private:
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
 
-    // Returns whether the connection may carry another request.
+    // A reply as a coroutine of its own. The routing below (handle, handle_post, handle_request) is plain
+    // functions that return the coroutine serving the request, so a request creates one frame for its last
+    // step (respond, respond_in_session, or this) and none for each step of the routing: frames over the
+    // 1 020 bytes Asio's per-thread recycler keeps are a malloc and a free each.
+    asio::awaitable<bool> send_reply(beast::tcp_stream& stream, request_t const& req, reply r,
+                                     bool keep_alive) {
+        co_await write_reply(stream, req, r, keep_alive);
+        co_return true;
+    }
+
+    // Returns (the coroutine that says) whether the connection may carry another request.
     asio::awaitable<bool> handle(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
         auto* const route = route_at(path);
         if (!route) {
             reply answer = unknown_path(path);
-            co_await write_reply(stream, req, answer, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(answer), keep_alive);
         }
         auto& srv = *route->srv;
         if (!http::origin_allowed(header(req, "Origin"), options_.allowed_origins) ||
@@ -404,8 +413,7 @@ private:
                 reply{bhttp::status::forbidden,
                       error_body(std::nullopt,
                                  protocol::invalid_request("Invalid Request: origin or host not allowed"))};
-            co_await write_reply(stream, req, answer, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(answer), keep_alive);
         }
         if (options_.bearer_token) {
             auto const auth = header(req, "Authorization");
@@ -416,22 +424,20 @@ private:
                                                              "required"))};
                 r.headers.emplace_back("WWW-Authenticate",
                                        auth ? "Bearer error=\"invalid_token\"" : "Bearer realm=\"duet\"");
-                co_await write_reply(stream, req, r, keep_alive);
-                co_return true;
+                return send_reply(stream, req, std::move(r), keep_alive);
             }
         }
         switch (req.method()) {
         case bhttp::verb::post:
-            co_return co_await handle_post(stream, req, keep_alive, srv);
+            return handle_post(stream, req, keep_alive, srv);
         case bhttp::verb::get:
-            co_return co_await handle_get(stream, req, keep_alive, srv);
+            return handle_get(stream, req, keep_alive, srv);
         case bhttp::verb::delete_:
-            co_return co_await handle_delete(stream, req, keep_alive, srv);
+            return handle_delete(stream, req, keep_alive, srv);
         default: {
             reply r{bhttp::status::method_not_allowed, {}};
             r.headers.emplace_back("Allow", std::string(allow_methods));
-            co_await write_reply(stream, req, r, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(r), keep_alive);
         }
         }
     }
@@ -508,6 +514,7 @@ private:
         return r;
     }
 
+    // A plain function, as handle(): the parsed message moves on into the coroutine that serves it.
     asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive,
                                       server::server& srv) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
@@ -515,8 +522,7 @@ private:
                                  error_body(std::nullopt, protocol::invalid_request(
                                                               "Invalid Request: Accept must list "
                                                               "application/json and text/event-stream"))};
-            co_await write_reply(stream, req, answer, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(answer), keep_alive);
         }
         // The body is parsed here, once; what follows moves the parsed messages along.
         auto frame = jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes});
@@ -524,20 +530,19 @@ private:
         auto session = session_of(req, srv, unknown);
 
         if (frame.is_batch()) {
-            co_return co_await handle_batch(stream, req, keep_alive, std::get<jsonrpc::batch>(frame.content),
-                                            session, unknown);
+            auto batch = std::get<jsonrpc::batch>(std::move(frame.content));
+            return handle_batch(stream, req, keep_alive, std::move(batch), std::move(session), unknown);
         }
         auto& one = std::get<jsonrpc::parsed>(frame.content);
         if (!one) {
             reply r{bhttp::status::bad_request, {}};
             if (one.error().reply)
                 r.body = jsonrpc::serialize(*one.error().reply);
-            co_await write_reply(stream, req, r, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(r), keep_alive);
         }
         auto& msg = *one;
         if (auto* r = std::get_if<jsonrpc::request>(&msg))
-            co_return co_await handle_request(stream, req, keep_alive, std::move(*r), session, unknown, srv);
+            return handle_request(stream, req, keep_alive, std::move(*r), std::move(session), unknown, srv);
 
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
@@ -545,16 +550,14 @@ private:
             session->conn->receive(std::move(msg));
         } else if (unknown) {
             reply answer = session_not_found();
-            co_await write_reply(stream, req, answer, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(answer), keep_alive);
         }
         reply answer = reply{bhttp::status::accepted, {}};
-        co_await write_reply(stream, req, answer, keep_alive);
-        co_return true;
+        return send_reply(stream, req, std::move(answer), keep_alive);
     }
 
     asio::awaitable<bool> handle_batch(beast::tcp_stream& stream, request_t& req, bool keep_alive,
-                                       jsonrpc::batch& b, std::shared_ptr<legacy_session> const& session,
+                                       jsonrpc::batch b, std::shared_ptr<legacy_session> session,
                                        bool unknown) {
         if (unknown) {
             reply answer = session_not_found();
@@ -594,10 +597,10 @@ private:
         co_return true;
     }
 
+    // A plain function, as handle(). The socket's strand is the executor of the coroutine serving it.
     asio::awaitable<bool> handle_request(beast::tcp_stream& stream, request_t& req, bool keep_alive,
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
                                          bool unknown, server::server& srv) {
-        auto const ex = co_await asio::this_coro::executor;
         auto facts = facts_of(req);
         bool const modern_claim =
             srv.options().eras != protocol::era_support::legacy_only &&
@@ -605,70 +608,80 @@ private:
 
         // Modern: served statelessly on a connection of its own; any session header is ignored, never echoed.
         if (modern_claim) {
-            bool const is_listen = r.method == "subscriptions/listen";
-            if (is_listen && open_listens_ >= options_.max_listen_streams) {
-                reply answer = reply{bhttp::status::service_unavailable,
-                                     error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                                           "Too many open listen streams; "
-                                                                           "retry later"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-                co_return true;
-            }
+            if (r.method == "subscriptions/listen")
+                return serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
             auto conn = server::connection::create(
-                srv, ex, [](std::string) {}, one_request(is_listen));
-            if (is_listen)
-                ++open_listens_;
-            auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), true);
-            if (is_listen)
-                --open_listens_;
-            co_return keep;
+                srv, stream.get_executor(), [](std::string) {}, one_request(false));
+            return respond(stream, req, keep_alive, std::move(conn), std::move(r), std::move(facts), true);
         }
 
         // Legacy: initialize opens a session; a known session continues; anything else is refused by
         // admission.
-        if (r.method == "initialize") {
-            auto s = sessions_.create(options_.replay_events, options_.resumable_streams);
-            if (!s) {
-                reply answer =
-                    reply{bhttp::status::service_unavailable,
-                          error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                                "Too many sessions; retry later"))};
-                co_await write_reply(stream, req, answer, keep_alive);
-                co_return true;
-            }
-            std::weak_ptr<legacy_session> weak = s;
-            s->owner = &srv;
-            // A strand of its own on the io_context, not one nested in this socket's: the session outlives
-            // this socket, and its requests come on others.
-            s->conn = server::connection::create(srv, io_.get_executor(), [weak](std::string line) {
-                if (auto live = weak.lock())
-                    live->publish(std::move(line));
-            });
-            server::connection::writer to_session;
-            auto h = co_await s->conn->async_handle(std::move(r), &facts, std::move(to_session));
-            bool const opened = h.reply && std::holds_alternative<jsonrpc::response>(*h.reply);
-            reply out{static_cast<bhttp::status>(h.http_status), h.reply ? jsonrpc::serialize(*h.reply) : ""};
-            if (opened)
-                out.headers.emplace_back(std::string(session_header), s->id());
-            else
-                sessions_.remove(s->id());
-            co_await write_reply(stream, req, out, keep_alive);
-            co_return true;
-        }
+        if (r.method == "initialize")
+            return open_session(stream, req, keep_alive, std::move(r), std::move(facts), srv);
         if (unknown) {
             reply answer = session_not_found(r.id);
-            co_await write_reply(stream, req, answer, keep_alive);
-            co_return true;
+            return send_reply(stream, req, std::move(answer), keep_alive);
         }
         if (session) {
             session->touch();
-            co_return co_await respond_in_session(stream, req, keep_alive, session, std::move(r),
-                                                  std::move(facts));
+            return respond_in_session(stream, req, keep_alive, std::move(session), std::move(r),
+                                      std::move(facts));
         }
         // No session and no claim: admission answers (ping gets {}, everything else -32602 with 400).
         auto conn = server::connection::create(
-            srv, ex, [](std::string) {}, one_request(false));
-        co_return co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), false);
+            srv, stream.get_executor(), [](std::string) {}, one_request(false));
+        return respond(stream, req, keep_alive, std::move(conn), std::move(r), std::move(facts), false);
+    }
+
+    // A modern listen, within the bound on open listen streams.
+    asio::awaitable<bool> serve_listen(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+                                       jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
+        if (open_listens_ >= options_.max_listen_streams) {
+            reply answer = reply{bhttp::status::service_unavailable,
+                                 error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                                       "Too many open listen streams; "
+                                                                       "retry later"))};
+            co_await write_reply(stream, req, answer, keep_alive);
+            co_return true;
+        }
+        auto conn = server::connection::create(
+            srv, stream.get_executor(), [](std::string) {}, one_request(true));
+        ++open_listens_;
+        auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), true);
+        --open_listens_;
+        co_return keep;
+    }
+
+    // initialize: a new session, kept when the handshake succeeds; its id goes out on the response.
+    asio::awaitable<bool> open_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+                                       jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
+        auto s = sessions_.create(options_.replay_events, options_.resumable_streams);
+        if (!s) {
+            reply answer = reply{bhttp::status::service_unavailable,
+                                 error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                                       "Too many sessions; retry later"))};
+            co_await write_reply(stream, req, answer, keep_alive);
+            co_return true;
+        }
+        std::weak_ptr<legacy_session> weak = s;
+        s->owner = &srv;
+        // A strand of its own on the io_context, not one nested in this socket's: the session outlives this
+        // socket, and its requests come on others.
+        s->conn = server::connection::create(srv, io_.get_executor(), [weak](std::string line) {
+            if (auto live = weak.lock())
+                live->publish(std::move(line));
+        });
+        server::connection::writer to_session;
+        auto h = co_await s->conn->async_handle(std::move(r), &facts, std::move(to_session));
+        bool const opened = h.reply && std::holds_alternative<jsonrpc::response>(*h.reply);
+        reply out{static_cast<bhttp::status>(h.http_status), h.reply ? jsonrpc::serialize(*h.reply) : ""};
+        if (opened)
+            out.headers.emplace_back(std::string(session_header), s->id());
+        else
+            sessions_.remove(s->id());
+        co_await write_reply(stream, req, out, keep_alive);
+        co_return true;
     }
 
     // ---- SSE framing
@@ -735,12 +748,12 @@ private:
     // Serves one request on `conn` and answers on this POST: JSON when nothing else comes first, SSE when the
     // handler sends notifications before its response, and always for a listen. A client that closes the
     // connection cancels a modern request (DIGEST §9), noticed at once (peer_watch), so a dead listen frees
-    // its slot promptly.
+    // its slot promptly. A plain function, as handle(): an answer ready at once goes out through send_reply;
+    // anything else goes on in follow().
     asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
                                   protocol::http_facts facts, bool modern) {
-        auto const ex = co_await asio::this_coro::executor;
-        auto queue = std::make_shared<stream_queue>(ex, options_.stream_backlog);
+        auto queue = std::make_shared<stream_queue>(stream.get_executor(), options_.stream_backlog);
         auto outcome = std::make_shared<server::connection::handled>();
         bool const listen = modern && r.method == "subscriptions/listen";
         if (listen)
@@ -758,24 +771,43 @@ private:
             queue->push(std::move(line));
         };
         // Most answers are ready at once, with no coroutine; one whose handler waits goes on in the
-        // connection and settles later (and a modern one is drained with the server).
+        // connection and settles later (and a modern one is drained with the server). The facts are read
+        // only here.
         if (auto now = conn->handle_now(std::move(r), &facts, std::move(to_queue), settle))
             settle(std::move(*now));
         else if (modern && !listen)
             track(conn, nullptr);
+
+        std::string line;
+        auto const got = queue->try_pop(line);
+        if (got == stream_queue::outcome::closed) {
+            // Nothing was streamed: a plain JSON answer (or 202 when none is owed, e.g. cancelled).
+            reply out{outcome->reply ? static_cast<bhttp::status>(outcome->http_status)
+                                     : bhttp::status::accepted,
+                      outcome->reply ? jsonrpc::serialize(*outcome->reply) : ""};
+            return send_reply(stream, req, std::move(out), keep_alive);
+        }
+        return follow(stream, req, keep_alive, std::move(conn), std::move(queue), std::move(outcome),
+                      std::move(line), got, modern);
+    }
+
+    // The rest of respond() for an answer not ready at once: `got` is what the queue held then (`line` the
+    // message it took).
+    asio::awaitable<bool> follow(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+                                 std::shared_ptr<server::connection> conn,
+                                 std::shared_ptr<stream_queue> queue,
+                                 std::shared_ptr<server::connection::handled> outcome, std::string line,
+                                 stream_queue::outcome got, bool modern) {
         auto abandon = [&] {
             if (modern)
                 conn->cancel_requests();
             return false;
         };
 
-        // Most answers are known by now (the queue is closed), or after one turn of this strand (a handler
-        // that waited briefly): look before paying for a watch on the peer, which costs a reactor
-        // registration per request.
-        std::string line;
-        auto got = queue->try_pop(line);
+        // Most answers are known after one turn of this strand (a handler that waited briefly): look before
+        // paying for a watch on the peer, which costs a reactor registration per request.
         if (got == stream_queue::outcome::idle) {
-            co_await asio::post(ex, asio::use_awaitable);
+            co_await asio::post(stream.get_executor(), asio::use_awaitable);
             got = queue->try_pop(line);
         }
         std::optional<peer_watch> watch;
@@ -934,7 +966,8 @@ private:
     // when the handler ends it early (request_context::close_sse_stream, 2025-11-25). A disconnect does not
     // cancel a legacy request (the client sends notifications/cancelled): its messages wait in the stream.
     // Most answers are ready at once (connection::handle_now serves the request on this thread when the
-    // session's strand is free): those need neither a stream nor a watch on the peer.
+    // session's strand is free): those need neither a stream nor a watch on the peer, nor a coroutine of
+    // their own (a plain function, as handle()); anything else goes on in follow_in_session().
     asio::awaitable<bool> respond_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                              std::shared_ptr<legacy_session> session, jsonrpc::request r,
                                              protocol::http_facts facts) {
@@ -954,26 +987,33 @@ private:
         };
         auto now = session->conn->handle_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
                                              std::move(end_stream));
-        std::unique_lock lock(sink->mutex);
-        if (now && sink->early.empty() && !sink->close_requested) {
-            // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
-            lock.unlock();
-            reply out{now->reply ? static_cast<bhttp::status>(now->http_status) : bhttp::status::accepted,
-                      now->reply ? jsonrpc::serialize(*now->reply) : std::string()};
-            co_await write_reply(stream, req, out, keep_alive);
-            co_return true;
+        {
+            std::lock_guard lock(sink->mutex);
+            if (now && sink->early.empty() && !sink->close_requested) {
+                // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
+                reply out{now->reply ? static_cast<bhttp::status>(now->http_status) : bhttp::status::accepted,
+                          now->reply ? jsonrpc::serialize(*now->reply) : std::string()};
+                return send_reply(stream, req, std::move(out), keep_alive);
+            }
+            // Not (only) an answer: the request gets its resumable stream, which takes over what came.
+            if (now)
+                sink->answer = std::move(now);
         }
+        return follow_in_session(stream, req, keep_alive, std::move(session), std::move(sink), polling);
+    }
 
-        // Not (only) an answer: the request gets its resumable stream, and the response waits to see which it
-        // is.
-        auto const ex = co_await asio::this_coro::executor;
+    // The rest of respond_in_session() for a request that streams or has not answered yet: the response
+    // waits to see which it is.
+    asio::awaitable<bool> follow_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+                                            std::shared_ptr<legacy_session> session,
+                                            std::shared_ptr<session_sink> sink, bool polling) {
         auto es = session->open_stream();
-        auto wake = std::make_shared<stream_queue>(ex);
+        auto wake = std::make_shared<stream_queue>(stream.get_executor());
         auto const token = es->attach([wake] { wake->interrupt(); }, false);
-        if (now)
-            sink->answer = std::move(now);
-        sink->open(es);
-        lock.unlock();
+        {
+            std::lock_guard lock(sink->mutex);
+            sink->open(es);
+        }
         peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
 
         bool close_now = false;
