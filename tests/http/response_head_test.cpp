@@ -92,12 +92,12 @@ TEST(ResponseHead, AnEmptyBodyHasNoContentTypeButALengthOfZero) {
     EXPECT_EQ(out, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
 }
 
-TEST(ResponseHead, StatusesWithoutABodyGetNoContentLengthAsWithBeast) {
-    for (auto status : {bhttp::status::no_content, bhttp::status::not_modified, bhttp::status::continue_}) {
-        auto const expected = beast_bytes(11, status, "application/json", {}, "", true);
-        EXPECT_EQ(hand_bytes(11, status, "application/json", {}, "", true), expected);
-        EXPECT_EQ(expected.find("Content-Length"), std::string::npos);
-    }
+// Statuses the server never sends, written as Beast writes them all the same (a length of 0 included).
+TEST(ResponseHead, StatusesWithoutABodyAreWrittenAsBeastWritesThem) {
+    for (auto status : {bhttp::status::no_content, bhttp::status::not_modified, bhttp::status::continue_})
+        EXPECT_EQ(hand_bytes(11, status, "application/json", {}, "", true),
+                  beast_bytes(11, status, "application/json", {}, "", true))
+            << static_cast<unsigned>(status);
 }
 
 TEST(ResponseHead, AppendsToWhatIsAlreadyThere) {

@@ -20,11 +20,6 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
     out.append(name).append(": ").append(value).append("\r\n");
 }
 
-// prepare_payload() gives these no Content-Length: they never carry a body (RFC 9110 §8.6).
-bool bodiless(unsigned code) {
-    return (code >= 100 && code < 200) || code == 204 || code == 304;
-}
-
 } // namespace
 
 void append_response_head(std::string& out, response_head const& head) {
@@ -46,11 +41,10 @@ void append_response_head(std::string& out, response_head const& head) {
         append_field(out, "Connection", "close");
     else if (head.version < 11 && head.keep_alive)
         append_field(out, "Connection", "keep-alive");
-    if (!bodiless(head.status)) {
-        out.append("Content-Length: ");
-        append_number(out, head.body_size);
-        out.append("\r\n");
-    }
+    // prepare_payload() on a string body: a length always, even 0 (Beast 1.81 writes it for 204 and 304 too).
+    out.append("Content-Length: ");
+    append_number(out, head.body_size);
+    out.append("\r\n");
     out.append("\r\n");
 }
 
