@@ -288,7 +288,8 @@ TEST(DirectPath, HandleNowEntersAFreeStrandOfTheConnectionsOwn) {
     std::optional<duet::server::connection::handled> now;
     bool later_called = false;
     boost::asio::post(socket_strand, [&, conn] {
-        json::value const message = modern_request(1, "tools/call", call_params("echo", {{"text", "inline"}}));
+        json::value const message =
+            modern_request(1, "tools/call", call_params("echo", {{"text", "inline"}}));
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
@@ -310,26 +311,30 @@ TEST(DirectPath, HandleNowWaitsBehindWorkQueuedOnTheConnection) {
     add_tools(srv, true);
     boost::asio::io_context io;
     std::vector<std::string> order;
-    auto conn = duet::server::connection::create(srv, io.get_executor(),
-                                                 [&](std::string line) { order.push_back("written " + line); });
+    auto conn = duet::server::connection::create(
+        srv, io.get_executor(), [&](std::string line) { order.push_back("written " + line); });
     auto socket_strand = boost::asio::make_strand(io);
     std::optional<duet::server::connection::handled> now;
     boost::asio::post(socket_strand, [&, conn] {
         conn->receive(json::serialize(legacy_request("first", "ping")));
-        json::value const message = modern_request(2, "tools/call", call_params("echo", {{"text", "second"}}));
+        json::value const message =
+            modern_request(2, "tools/call", call_params("echo", {{"text", "second"}}));
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-        now = conn->handle_now(std::move(request), nullptr, nullptr, [&](duet::server::connection::handled h) {
-            ASSERT_TRUE(h.reply.has_value());
-            order.push_back("later " + duet::jsonrpc::serialize(*h.reply));
-        });
+        now =
+            conn->handle_now(std::move(request), nullptr, nullptr, [&](duet::server::connection::handled h) {
+                ASSERT_TRUE(h.reply.has_value());
+                order.push_back("later " + duet::jsonrpc::serialize(*h.reply));
+            });
     });
     io.run_for(std::chrono::seconds(5));
     EXPECT_FALSE(now.has_value());
     ASSERT_EQ(order.size(), 2u);
-    EXPECT_TRUE(order[0].starts_with("written ") && order[0].find("\"first\"") != std::string::npos) << order[0];
-    EXPECT_TRUE(order[1].starts_with("later ") && order[1].find("\"second\"") != std::string::npos) << order[1];
+    EXPECT_TRUE(order[0].starts_with("written ") && order[0].find("\"first\"") != std::string::npos)
+        << order[0];
+    EXPECT_TRUE(order[1].starts_with("later ") && order[1].find("\"second\"") != std::string::npos)
+        << order[1];
 }
 
 } // namespace
