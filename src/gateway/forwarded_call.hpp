@@ -7,18 +7,23 @@
 // modern downstream handler can end its round with input_required (ctx.async_input) while the call waits,
 // parked, and the handler of the client's retry finds it again and hands it the answer.
 //
-// Every member is used on the upstream executor only (handlers get there with co_spawn).
+// The handler waits for a step by handing the call its completion handler (wait()); the call completes it
+// as soon as a step is ready. A plain call (no progress, logs or questions) thus costs one completion: no
+// timer and no coroutine of its own on the handler's side.
+//
+// Every member is used on the upstream executor only (handlers get there with a post).
 #pragma once
 
 #include <duet/client/client.hpp>
 #include <duet/server/server.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
-#include <deque>
+#include <list>
 #include <memory>
 #include <optional>
 #include <set>
@@ -30,7 +35,7 @@ namespace duet::gateway::detail {
 /// One thing the handler must act on.
 struct call_step {
     enum class kind : std::uint8_t {
-        idle,      ///< nothing yet (the wait timed out): check for cancellation, then wait again
+        idle,      ///< nothing yet (a periodic wake-up): check for cancellation, then wait again
         progress,  ///< relay `progress`
         log,       ///< relay `log`
         questions, ///< ask the downstream client `questions` (until answered), together
@@ -43,14 +48,40 @@ struct call_step {
     std::optional<server::serve_result> outcome;
 };
 
-class forwarded_call {
-public:
-    /// `parks`: the call waits, parked, for a retry when it asks a question (a modern downstream request).
-    forwarded_call(boost::asio::any_io_executor ex, std::string handle, bool parks);
+class forwarded_call;
 
-    [[nodiscard]] std::string const& handle() const noexcept { return handle_; }
+/// The calls whose handlers wait now, for the periodic wake-up that lets each look at its request's
+/// cancellation. A call leaves the list when its handler gets a step, or when it ends.
+class waiting_calls {
+public:
+    void add(forwarded_call& c);
+    void remove(forwarded_call& c);
+    /// Every waiting handler gets an idle step.
+    void poke_all();
+    [[nodiscard]] bool empty() const noexcept { return calls_.empty(); }
+
+private:
+    std::vector<forwarded_call*> calls_;
+};
+
+class forwarded_call : public std::enable_shared_from_this<forwarded_call> {
+public:
+    /// How a waiting handler gets its step (and the call, for a handler that attached to a parked one).
+    using step_handler =
+        boost::asio::any_completion_handler<void(std::shared_ptr<forwarded_call>, call_step)>;
+
+    /// `parks`: the call waits, parked, for a retry when it asks a question (a modern downstream request).
+    forwarded_call(boost::asio::any_io_executor ex, bool parks);
+    ~forwarded_call();
+
+    /// The name a retry finds the parked call by; made when first asked for (only a call that parks needs
+    /// one).
+    [[nodiscard]] std::string const& handle();
+    /// Whether handle() was ever asked for (the call may be parked under it).
+    [[nodiscard]] bool has_handle() const noexcept { return !handle_.empty(); }
     [[nodiscard]] bool parks() const noexcept { return parks_; }
-    [[nodiscard]] std::shared_ptr<client::cancellation> const& cancel() const noexcept { return cancel_; }
+    /// The upstream request's cancellation; shares the call's lifetime.
+    [[nodiscard]] std::shared_ptr<client::cancellation> cancel() { return {shared_from_this(), &cancel_}; }
 
     // ---- the upstream side -------------------------------------------------------------------------------
 
@@ -64,8 +95,13 @@ public:
 
     // ---- the handler side --------------------------------------------------------------------------------
 
-    /// The next step, waiting at most `max_wait`.
-    [[nodiscard]] boost::asio::awaitable<call_step> async_next(std::chrono::milliseconds max_wait);
+    /// Completes `h` on `h_ex` with the next step: now when one is ready, else as soon as one is (or poke()),
+    /// the call being on `list` meanwhile.
+    void wait(step_handler h, boost::asio::any_io_executor h_ex, waiting_calls& list);
+    /// Whether a handler waits (its step not ready yet).
+    [[nodiscard]] bool waiting() const noexcept { return static_cast<bool>(waiter_); }
+    /// Hands every waiting handler an idle step, so that it looks at its request's cancellation.
+    void poke();
     /// The answer to the pending question `key` (ignored when no such question waits).
     void answer(std::string const& key, client::input_answer a);
     /// Ends the call: its upstream request is cancelled and a pending question fails.
@@ -79,29 +115,47 @@ public:
     [[nodiscard]] bool over() const noexcept { return outcome_taken_ || abandoned_; }
 
 private:
-    void wake() { handler_wake_.cancel(); }
-    void relay(call_step s);
+    friend class waiting_calls;
 
-    std::string handle_;
-    bool parks_ = false;
-    std::shared_ptr<client::cancellation> cancel_ = std::make_shared<client::cancellation>();
     struct question {
         server::input_request request;
         std::optional<client::input_answer> answer;
         boost::asio::steady_timer* wake = nullptr; ///< the asking coroutine's, while it waits
     };
 
+    /// The step a handler may take now, if any.
+    [[nodiscard]] std::optional<call_step> ready_step();
+    /// A waiting handler gets its step when one is ready; questions still settling wake it once they have.
+    void wake();
+    void deliver(call_step s);
+    void relay(call_step s);
+    [[nodiscard]] bool unanswered() const;
+
     boost::asio::any_io_executor ex_;
-    boost::asio::steady_timer handler_wake_;
-    std::deque<call_step> relayed_;
+    bool parks_ = false;
+    std::string handle_;
+    client::cancellation cancel_;
+    step_handler waiter_;
+    boost::asio::any_io_executor waiter_ex_;
+    struct waiter {
+        step_handler h;
+        boost::asio::any_io_executor ex;
+    };
+    std::list<waiter> more_waiters_; ///< rare: other handlers of the call that wait too
+    waiting_calls* listed_on_ = nullptr;
+    std::size_t list_index_ = 0;
+    std::vector<call_step> relayed_; ///< oldest first
     std::vector<question> pending_;
+    /// Made once a question is asked: the handler hears questions once those asked together have arrived.
+    std::unique_ptr<boost::asio::steady_timer> settle_;
+    std::chrono::steady_clock::time_point settle_armed_for_{};
     std::chrono::steady_clock::time_point last_question_at_;
     std::optional<server::serve_result> outcome_;
     bool outcome_taken_ = false;
     bool abandoned_ = false;
     int asked_ = 0;
     std::set<std::string> used_keys_;
-    std::chrono::steady_clock::time_point parked_since_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point parked_since_{};
 };
 
 } // namespace duet::gateway::detail

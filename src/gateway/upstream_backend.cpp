@@ -24,8 +24,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -45,14 +45,8 @@ constexpr std::string_view parked_key = "duet.gateway/call";
 constexpr auto log_flush_delay = std::chrono::milliseconds(20);
 /// How often a waiting handler looks at its request's cancellation.
 constexpr auto poll_interval = std::chrono::milliseconds(200);
-
-std::string random_handle() {
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                  static_cast<unsigned long long>(rng()));
-    return buf;
-}
+/// The pool modern requests share.
+constexpr std::string_view modern_pool_key = "modern";
 
 void append_era(std::string& out, protocol::era e, protocol::version v) {
     out += e == protocol::era::modern ? "modern(" : "legacy(";
@@ -165,7 +159,8 @@ class upstream_backend::impl : public std::enable_shared_from_this<impl> {
 public:
     impl(asio::any_io_executor ex, gateway_options options)
         : ex_(std::move(ex)), options_(std::move(options)),
-          name_((options_.name.empty() ? "" : options_.name + "=") + client::describe(options_.upstream)) {}
+          name_((options_.name.empty() ? "" : options_.name + "=") + client::describe(options_.upstream)),
+          tick_(ex_) {}
 
     ~impl() { flush_log(); }
 
@@ -441,6 +436,34 @@ public:
         co_return a;
     }
 
+    // The connection a call goes out on when one is ready now (the common case), without waiting: the legacy
+    // downstream session's own, else the pool's best (checkout's first look). Null: acquire() decides.
+    std::shared_ptr<upstream_connection> ready_connection(call_spec const& spec,
+                                                          std::shared_ptr<forwarded_call> const& call) {
+        if (spec.session) {
+            auto const& s = *spec.session;
+            if (!s.connecting && s.connection && !s.connection->broken)
+                return s.connection;
+            return nullptr;
+        }
+        if (era_ != protocol::era::modern || closing_)
+            return nullptr; // a legacy pool's key is the request's capabilities: acquire() builds it
+        auto it = pools_.find(modern_pool_key);
+        if (it == pools_.end())
+            return nullptr;
+        auto& pool = it->second;
+        bool const owner = spec.log_threshold.has_value() && upstream_is_stdio();
+        std::shared_ptr<upstream_connection> best;
+        for (auto const& c : pool.open)
+            if (may_take(*c, owner) && (!best || c->calls < best->calls))
+                best = c;
+        bool const room = pool.open.size() + pool.connecting < std::max<std::size_t>(1, options_.pool_size);
+        if (!best || (best->calls != 0 && room))
+            return nullptr;
+        take(*best, owner ? call : nullptr);
+        return best;
+    }
+
     // The connection a call goes out on: the legacy downstream session's own, else one of the pool.
     static awaitable<client::result<std::shared_ptr<upstream_connection>>>
     acquire(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
@@ -459,7 +482,7 @@ public:
         }
         // Over stdio, nothing ties a log line to its call: one call per connection hears them.
         auto owner = hears_logs && self->upstream_is_stdio() ? call : nullptr;
-        std::string key("modern");
+        std::string key(modern_pool_key);
         std::optional<json::object> none;
         auto got = co_await checkout(self, std::move(key), std::move(none), std::move(owner));
         co_return got;
@@ -476,34 +499,37 @@ public:
         if (self->era_ == protocol::era::legacy && !self->upstream_is_stdio())
             resend = spec.params;
         for (;;) {
-            auto session = spec.session;
-            json::object capabilities;
-            if (self->era_ == protocol::era::legacy && !session)
-                capabilities = spec.capabilities;
-            auto got = co_await acquire(self, call, std::move(session), std::move(capabilities),
-                                        spec.log_threshold.has_value());
-            if (!got) {
-                call->finish(upstream_unavailable(self->name_, got.error().to_string()));
-                co_return;
+            auto conn = self->ready_connection(spec, call);
+            if (!conn) {
+                auto session = spec.session;
+                json::object capabilities;
+                if (self->era_ == protocol::era::legacy && !session)
+                    capabilities = spec.capabilities;
+                auto got = co_await acquire(self, call, std::move(session), std::move(capabilities),
+                                            spec.log_threshold.has_value());
+                if (!got) {
+                    call->finish(upstream_unavailable(self->name_, got.error().to_string()));
+                    co_return;
+                }
+                conn = std::move(*got);
             }
-            auto conn = *got;
             conn->active.push_back(call);
 
             client::request_options o;
             o.cancel = call->cancel();
             o.timeout = self->options_.request_timeout;
-            std::weak_ptr<forwarded_call> weak = call;
-            o.on_progress = [weak](client::progress_event const& e) {
-                if (auto c = weak.lock())
-                    c->relay_progress(e);
+            // The call outlives its request (this frame holds it), so the callbacks the client calls during
+            // the request may point at it; a question's answer is awaited beyond, so it holds it weakly.
+            auto* const c = call.get();
+            o.on_progress = [c](client::progress_event const& e) {
+                c->relay_progress(e);
             };
-            o.on_input = [weak](client::input_question q) {
+            o.on_input = [weak = std::weak_ptr<forwarded_call>(call)](client::input_question q) {
                 return ask(weak, std::move(q));
             };
             // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
-            o.on_log = [weak](client::log_event const& e) {
-                if (auto c = weak.lock())
-                    c->relay_log(e);
+            o.on_log = [c](client::log_event const& e) {
+                c->relay_log(e);
             };
             if (self->era_ == protocol::era::modern) {
                 o.client_capabilities = spec.capabilities;
@@ -546,16 +572,16 @@ public:
     }
 
     // The call a handler serves: the parked one its retry names, or a new one started now.
-    static awaitable<std::shared_ptr<forwarded_call>> attach_call(std::shared_ptr<impl> self,
-                                                                  call_spec spec) {
-        self->sweep_parked();
+    std::shared_ptr<forwarded_call> attach_call(call_spec spec) {
+        if (!parked_.empty())
+            sweep_parked();
         if (!spec.handle.empty())
-            if (auto it = self->parked_.find(spec.handle); it != self->parked_.end() && !it->second->over())
-                co_return it->second;
-        // Parked once it asks a question (next_step), not before: most calls never do.
-        auto call = std::make_shared<forwarded_call>(self->ex_, random_handle(), spec.modern_downstream);
-        asio::co_spawn(self->ex_, run(self, call, std::move(spec)), asio::detached);
-        co_return call;
+            if (auto it = parked_.find(spec.handle); it != parked_.end() && !it->second->over())
+                return it->second;
+        // Parked once it asks a question (park()), not before: most calls never do.
+        auto call = std::make_shared<forwarded_call>(ex_, spec.modern_downstream);
+        asio::co_spawn(ex_, run(shared_from_this(), call, std::move(spec)), asio::detached);
+        return call;
     }
 
     void sweep_parked() {
@@ -572,29 +598,64 @@ public:
         });
     }
 
-    // The call's next step. A modern downstream request's call that asks a question is parked under its
-    // handle, for the retry that brings the answer; one that is done is no longer parked.
-    static awaitable<call_step> next_step(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call) {
-        auto s = co_await call->async_next(poll_interval);
-        if (s.what == call_step::kind::done)
-            self->parked_.erase(call->handle());
-        else if (s.what == call_step::kind::questions && call->parks())
-            self->parked_.emplace(call->handle(), call);
-        co_return s;
+    // The handler waits for the call's next step; while it waits, the periodic wake-up lets it look at its
+    // request's cancellation.
+    void await_step(std::shared_ptr<forwarded_call> const& call, forwarded_call::step_handler h,
+                    asio::any_io_executor h_ex) {
+        call->wait(std::move(h), std::move(h_ex), waiting_);
+        if (waiting_.empty() || ticking_)
+            return;
+        ticking_ = true;
+        tick_.expires_after(poll_interval);
+        tick_.async_wait([weak = weak_from_this()](boost::system::error_code) {
+            auto self = weak.lock();
+            if (!self)
+                return;
+            self->ticking_ = false;
+            self->waiting_.poke_all(); // each waits again, and the next tick is armed then
+        });
     }
 
-    struct started_call {
-        std::shared_ptr<forwarded_call> call;
-        call_step first;
-    };
+    using step_signature = void(std::shared_ptr<forwarded_call>, call_step);
 
-    // Attaching the call and waiting for its first step in one visit to the upstream executor: a plain call
-    // crosses between the handler's thread and this one twice in all (there and back), not six times.
-    static awaitable<started_call> start_call(std::shared_ptr<impl> self, call_spec spec) {
-        started_call started;
-        started.call = co_await attach_call(self, std::move(spec));
-        started.first = co_await next_step(self, started.call);
-        co_return started;
+    // Starts the call a handler serves (or attaches to the parked one its retry names) and completes with its
+    // first step: one crossing to this executor and one back for a plain call.
+    template<typename Token>
+    auto async_begin(call_spec spec, Token&& token) {
+        return asio::async_initiate<Token, step_signature>(
+            [self = shared_from_this()](auto handler, call_spec s) mutable {
+                auto h_ex = asio::get_associated_executor(handler, self->ex_);
+                auto ex = self->ex_;
+                asio::post(ex, [self = std::move(self), s = std::move(s), h_ex = asio::any_io_executor(h_ex),
+                                h = forwarded_call::step_handler(std::move(handler))]() mutable {
+                    auto call = self->attach_call(std::move(s));
+                    self->await_step(call, std::move(h), std::move(h_ex));
+                });
+            },
+            token, std::move(spec));
+    }
+
+    // The call's next step, once there is one.
+    template<typename Token>
+    auto async_step(std::shared_ptr<forwarded_call> call, Token&& token) {
+        return asio::async_initiate<Token, step_signature>(
+            [self = shared_from_this()](auto handler, std::shared_ptr<forwarded_call> c) mutable {
+                auto h_ex = asio::get_associated_executor(handler, self->ex_);
+                auto ex = self->ex_;
+                asio::post(ex, [self = std::move(self), c = std::move(c), h_ex = asio::any_io_executor(h_ex),
+                                h = forwarded_call::step_handler(std::move(handler))]() mutable {
+                    self->await_step(c, std::move(h), std::move(h_ex));
+                });
+            },
+            token, std::move(call));
+    }
+
+    // A modern downstream request's call that asks a question is parked under its handle, for the retry that
+    // brings the answer (and unparked by the sweep once its outcome is taken).
+    static awaitable<std::string> park(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call) {
+        auto const& handle = call->handle();
+        self->parked_.emplace(handle, call);
+        co_return handle;
     }
 
     static awaitable<void> answer_call(std::shared_ptr<forwarded_call> call, std::string key,
@@ -607,7 +668,8 @@ public:
                                     bool abandon) {
         if (abandon)
             call->abandon();
-        self->parked_.erase(call->handle());
+        if (call->has_handle())
+            self->parked_.erase(call->handle());
         co_return;
     }
 
@@ -806,8 +868,11 @@ public:
     mutable std::string log_pending_;  ///< stderr lines not written yet
     mutable bool flush_armed_ = false; ///< a flush_later waits
     server::server* server_ = nullptr;
-    std::map<std::string, connection_pool> pools_;
+    std::map<std::string, connection_pool, std::less<>> pools_;
+    detail::waiting_calls waiting_; ///< the calls whose handlers wait for a step
     std::map<std::string, std::shared_ptr<forwarded_call>> parked_;
+    asio::steady_timer tick_; ///< their periodic wake-up, armed while any waits
+    bool ticking_ = false;
     std::set<std::string> watched_; ///< resources watched downstream, hence upstream
     std::map<std::string, std::shared_ptr<client::cancellation>> listens_; ///< modern: one per watched URI
     std::shared_ptr<client::cancellation> announcements_ = std::make_shared<client::cancellation>();
@@ -953,6 +1018,7 @@ std::string status_of(server::serve_result const& r) {
 
 awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self) {
     self->closing_ = true;
+    self->tick_.cancel();
     self->stopping_->cancel();
     self->announcements_->cancel();
     for (auto& kv : self->listens_)
@@ -1022,10 +1088,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())
         spec.handle = std::string(h->get_string());
 
-    auto begun =
-        co_await asio::co_spawn(self->ex_, impl::start_call(self, std::move(spec)), asio::use_awaitable);
-    auto const call = begun.call;
-    std::optional<call_step> first = std::move(begun.first);
+    auto [call, step] = co_await self->async_begin(std::move(spec), asio::use_awaitable);
     server::serve_result outcome = protocol::internal_error();
     std::exception_ptr failure;
     try {
@@ -1034,13 +1097,6 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
                 co_await asio::co_spawn(self->ex_, impl::end_call(self, call, true), asio::use_awaitable);
                 log("cancelled");
                 co_return protocol::internal_error(); // a cancelled request's answer is dropped
-            }
-            call_step step;
-            if (first) {
-                step = std::move(*first);
-                first.reset();
-            } else {
-                step = co_await asio::co_spawn(self->ex_, impl::next_step(self, call), asio::use_awaitable);
             }
             if (step.what == call_step::kind::done) {
                 outcome = std::move(*step.outcome);
@@ -1055,7 +1111,9 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
                     ctx.log(*level, std::move(step.log.data), step.log.logger);
                 break;
             case call_step::kind::questions: {
-                ctx.state()[parked_key] = call->handle();
+                if (call->parks()) // the retry that brings the answers finds the call by this
+                    ctx.state()[parked_key] =
+                        co_await asio::co_spawn(self->ex_, impl::park(self, call), asio::use_awaitable);
                 std::vector<std::string> keys;
                 for (auto const& q : step.questions)
                     keys.push_back(q.key);
@@ -1070,6 +1128,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
             default:
                 break;
             }
+            std::tie(call, step) = co_await self->async_step(call, asio::use_awaitable);
         }
     } catch (server::detail::input_required_signal const&) {
         log("input_required"); // the call stays parked for the retry
@@ -1082,7 +1141,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         log("failed");
         std::rethrow_exception(failure);
     }
-    // Done: next_step has already unparked it.
+    // Done: the sweep unparks it, if it was parked.
     // The resource-not-found error is the one error each era spells its own way (ERA-POLICY).
     if (!outcome && method == protocol::method_id::resources_read) {
         auto const& e = outcome.error();
