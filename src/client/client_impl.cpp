@@ -129,7 +129,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     if (options.on_progress) {
         progress_token = "duet-" + std::to_string(id.as_integer());
         token = token_key(progress_token);
-        progress_[token] = options.on_progress;
+        progress_.emplace_back(token, &options.on_progress);
     }
     bool const modern = era_ == protocol::era::modern && method != "initialize";
     if (modern) {
@@ -165,9 +165,9 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     auto p = std::make_shared<pending>(ex_);
     pending_[id] = p;
     if (options.on_input)
-        input_routes_.emplace_back(id, options.on_input);
+        input_routes_.emplace_back(id, &options.on_input);
     if (options.on_log)
-        log_routes_.emplace(id, options.on_log);
+        log_routes_.emplace_back(id, &options.on_log);
     auto const timeout = options.timeout.value_or(options_.request_timeout);
     if (timeout.count() > 0)
         p->timer.expires_after(timeout);
@@ -195,9 +195,10 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     }
     pending_.erase(id);
     std::erase_if(input_routes_, [&](auto const& route) { return route.first == id; });
-    log_routes_.erase(id);
+    if (options.on_log)
+        std::erase_if(log_routes_, [&](auto const& route) { return route.first == id; });
     if (!token.empty())
-        progress_.erase(token);
+        std::erase_if(progress_, [&](auto const& route) { return route.first == token; });
     if (p->outcome)
         co_return std::move(*p->outcome);
 
@@ -386,7 +387,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
                             k && k->is_string())
                             q.key = std::string(k->get_string());
-                    asio::co_spawn(ex_, answer_async(self, route->second, r.id, std::move(q)),
+                    asio::co_spawn(ex_, answer_async(self, *route->second, r.id, std::move(q)),
                                    asio::detached);
                     return;
                 } else if (!input_routes_.empty()) {
@@ -418,7 +419,9 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                     auto const* t = params.if_contains("progressToken");
                     if (!t)
                         return;
-                    auto const it = progress_.find(token_key(*t));
+                    auto const key = token_key(*t);
+                    auto const it = std::find_if(progress_.begin(), progress_.end(),
+                                                 [&](auto const& route) { return route.first == key; });
                     if (it == progress_.end())
                         return;
                     progress_event ev;
@@ -428,12 +431,14 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         ev.total = p->to_number<double>();
                     if (auto const* p = params.if_contains("message"); p && p->is_string())
                         ev.message = std::string(p->get_string());
-                    auto cb = it->second;
-                    cb(ev);
+                    (*it->second)(ev);
                     return;
                 }
                 if (n.method == "notifications/message") {
-                    auto const own = related ? log_routes_.find(*related) : log_routes_.end();
+                    auto const own =
+                        related ? std::find_if(log_routes_.begin(), log_routes_.end(),
+                                               [&](auto const& route) { return route.first == *related; })
+                                : log_routes_.end();
                     if (own == log_routes_.end() && !options_.on_log)
                         return;
                     log_event ev;
@@ -444,8 +449,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                     if (auto const* p = params.if_contains("data"))
                         ev.data = *p;
                     if (own != log_routes_.end()) {
-                        auto cb = own->second;
-                        cb(ev);
+                        (*own->second)(ev);
                     } else {
                         options_.on_log(ev);
                     }

@@ -86,11 +86,15 @@ public:
     boost::json::object client_caps_;
     std::int64_t next_id_ = 1;
     std::map<jsonrpc::request_id, std::shared_ptr<pending>> pending_;
-    std::map<std::string, std::function<void(progress_event const&)>> progress_;
+    // The routes below point into the request_options of requests in flight: async_round's caller keeps
+    // them alive until it returns, and it removes its routes first. Pointers, not copies: a request then
+    // costs no allocation for its callbacks.
+    /// The in-flight requests that asked for progress, by token_key of their progressToken.
+    std::vector<std::pair<std::string, std::function<void(progress_event const&)> const*>> progress_;
     /// The in-flight requests that answer questions themselves (request_options::on_input), oldest first.
-    std::vector<std::pair<jsonrpc::request_id, async_input_handler>> input_routes_;
+    std::vector<std::pair<jsonrpc::request_id, async_input_handler const*>> input_routes_;
     /// The in-flight requests that hear their own log lines (request_options::on_log).
-    std::map<jsonrpc::request_id, std::function<void(log_event const&)>> log_routes_;
+    std::vector<std::pair<jsonrpc::request_id, std::function<void(log_event const&)> const*>> log_routes_;
     std::map<jsonrpc::request_id, std::function<void(listen_event const&)>> listens_;
     std::map<int, std::function<void(std::string const&, boost::json::object const&)>> watchers_;
     int next_watcher_ = 0;

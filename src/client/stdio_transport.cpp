@@ -21,7 +21,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <deque>
 
 namespace duet::client::detail {
 
@@ -109,11 +108,17 @@ public:
     void send(jsonrpc::message m, send_facts) override {
         if (closing_)
             return;
-        queue_.push_back(jsonrpc::serialize(m) + "\n");
-        if (!writing_) {
-            writing_ = true;
-            asio::co_spawn(ex_, write_loop(shared_from_this()), asio::detached);
+        auto line = jsonrpc::serialize(m);
+        line += '\n';
+        if (writing_) {
+            next_ += line; // lines queued meanwhile (calls carried at once) go out in one write
+            return;
         }
+        // Nothing being written: this line goes out now, from here (a speculative write), with no coroutine
+        // of its own.
+        writing_ = true;
+        out_ = std::move(line);
+        write_out();
     }
 
     void abandon(jsonrpc::request_id const&) override {} // stdio cancels with notifications/cancelled
@@ -162,24 +167,25 @@ private:
         }
     }
 
-    static awaitable<void> write_loop(std::shared_ptr<stdio_transport> self) {
-        constexpr std::size_t batch_bytes = 256 * 1024;
-        while (!self->queue_.empty()) {
-            // Lines queued meanwhile (calls carried at once) go out in one write.
-            auto line = std::move(self->queue_.front());
-            self->queue_.pop_front();
-            while (!self->queue_.empty() && line.size() < batch_bytes) {
-                line += self->queue_.front();
-                self->queue_.pop_front();
-            }
-            auto const written =
-                co_await asio::async_write(self->to_child_, asio::buffer(line), tuple_awaitable);
-            if (std::get<0>(written)) {
-                self->queue_.clear();
-                break; // the reader reports the child's end
-            }
+    void write_out() {
+        asio::async_write(
+            to_child_, asio::buffer(out_),
+            [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->wrote(ec); });
+    }
+
+    void wrote(boost::system::error_code ec) {
+        out_.clear();
+        if (ec) {
+            next_.clear();
+            writing_ = false;
+            return; // the reader reports the child's end
         }
-        self->writing_ = false;
+        if (next_.empty()) {
+            writing_ = false;
+            return;
+        }
+        out_.swap(next_);
+        write_out();
     }
 
     static awaitable<void> read_loop(std::shared_ptr<stdio_transport> self) {
@@ -228,7 +234,8 @@ private:
     asio::posix::stream_descriptor from_child_;
     pid_t pid_ = -1;
     std::weak_ptr<transport_sink> sink_;
-    std::deque<std::string> queue_;
+    std::string out_;  ///< being written
+    std::string next_; ///< lines sent meanwhile, written next
     bool writing_ = false;
     bool closing_ = false;
 };
