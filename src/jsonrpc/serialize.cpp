@@ -1,5 +1,6 @@
 #include <duet/jsonrpc/codec.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
 
@@ -15,6 +16,17 @@ boost::json::value error_to_json(error_object const& e) {
     if (!e.data.is_null())
         o.emplace("data", e.data);
     return o;
+}
+
+// The result as a value, with its pre-serialized tail members in it (the slow path: batches).
+boost::json::value result_with_tail(response const& r) {
+    if (!r.result_tail || r.result_tail->empty() || !r.result.is_object())
+        return r.result;
+    boost::json::value out = r.result;
+    auto tail = boost::json::parse("{" + *r.result_tail + "}").get_object();
+    for (auto& kv : tail)
+        out.get_object()[kv.key()] = std::move(kv.value());
+    return out;
 }
 
 } // namespace
@@ -37,7 +49,7 @@ boost::json::object to_json(message const& m) {
                    },
                    [&](response const& r) {
                        o.emplace("id", r.id.to_json());
-                       o.emplace("result", r.result);
+                       o.emplace("result", result_with_tail(r));
                    },
                    [&](error_response const& e) {
                        o.emplace("id", e.id ? e.id->to_json() : boost::json::value(nullptr));
@@ -103,6 +115,14 @@ std::string serialize(message const& m) {
                        append_id(out, r.id);
                        out.append(R"(,"result":)");
                        append_json(out, r.result);
+                       if (r.result_tail && !r.result_tail->empty() && r.result.is_object()) {
+                           // The result's closing brace moves behind the tail members.
+                           out.pop_back();
+                           if (!r.result.get_object().empty())
+                               out.push_back(',');
+                           out.append(*r.result_tail);
+                           out.push_back('}');
+                       }
                    },
                    [&](error_response const& e) {
                        out.append(R"(,"id":)");

@@ -718,12 +718,17 @@ private:
         // rest on what the user answered). A retry is what carries a requestState (checked above).
         if (state.input_rounds && r.params.get_object().contains("requestState"))
             s.hints = protocol::cache_hints{};
+        bool info_left_out = false;
         protocol::shape_result(s.result, {.era = a.era,
                                           .version = a.version,
                                           .method = a.method->id,
                                           .hints = s.hints,
-                                          .server_info = &server_.server_info()});
-        return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
+                                          .server_info = &server_.server_info(),
+                                          .server_info_left_out = &info_left_out});
+        jsonrpc::response reply{r.id, std::move(s.result)};
+        if (info_left_out)
+            reply.result_tail = server_.server_info_tail(); // shared, not copied into every result
+        return jsonrpc::message{std::move(reply)};
     }
 
     // A modern retry: the sealed state of earlier rounds, plus the answers to what the last round asked.
