@@ -31,7 +31,8 @@ namespace asio = boost::asio;
 constexpr std::size_t read_chunk = 64 * 1024;
 
 // Splits a byte stream into lines; a line longer than the bound is reported once and skipped up to its
-// newline. Empty lines are dropped, a trailing '\r' is not part of the line.
+// newline. Empty lines are dropped, a trailing '\r' is not part of the line. A line is handed over as a view,
+// valid during the call: into the chunk when it lies there whole, else into what earlier chunks left.
 class line_splitter {
 public:
     explicit line_splitter(std::size_t max_line) : max_line_(max_line) {}
@@ -41,6 +42,15 @@ public:
         while (!chunk.empty()) {
             auto const nl = chunk.find('\n');
             auto const part = chunk.substr(0, nl);
+            if (nl != std::string_view::npos && pending_.empty() && !discarding_) {
+                // The common case, a whole line in this chunk: no copy.
+                if (part.size() > max_line_)
+                    on_oversized();
+                else
+                    deliver(part, on_line);
+                chunk.remove_prefix(nl + 1);
+                continue;
+            }
             if (!discarding_) {
                 if (pending_.size() + part.size() > max_line_) {
                     discarding_ = true;
@@ -53,13 +63,9 @@ public:
             if (nl == std::string_view::npos)
                 return;
             chunk.remove_prefix(nl + 1);
-            if (!discarding_) {
-                if (!pending_.empty() && pending_.back() == '\r')
-                    pending_.pop_back();
-                if (!pending_.empty())
-                    on_line(std::move(pending_));
-                pending_.clear();
-            }
+            if (!discarding_)
+                deliver(pending_, on_line);
+            pending_.clear();
             discarding_ = false;
         }
     }
@@ -68,11 +74,19 @@ public:
     template<class OnLine>
     void end(OnLine const& on_line) {
         if (!discarding_ && !pending_.empty())
-            on_line(std::move(pending_));
+            on_line(std::string_view(pending_));
         pending_.clear();
     }
 
 private:
+    template<class OnLine>
+    static void deliver(std::string_view line, OnLine const& on_line) {
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (!line.empty())
+            on_line(line);
+    }
+
     std::size_t max_line_;
     std::string pending_;
     bool discarding_ = false;
@@ -265,16 +279,20 @@ public:
 
     void start() {
         fd_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
-            // The lines of one read go to the connection together, in order; an oversized line in between
-            // goes after the lines before it.
-            std::vector<std::string> lines;
+            // The lines of one read go to the connection together, in order, in one string (one allocation
+            // per read, not one per line); an oversized line in between goes after the lines before it.
+            std::string lines;
             auto flush = [&] {
                 if (!lines.empty())
-                    conn_->receive(std::exchange(lines, {}));
+                    conn_->receive_lines(std::exchange(lines, {}));
             };
             split_.feed(
                 std::string_view(buffer_.data(), n),
-                [&](std::string line) { lines.push_back(std::move(line)); },
+                [&](std::string_view line) {
+                    if (lines.empty())
+                        lines.reserve(n + line.size() + 1);
+                    lines.append(line).push_back('\n');
+                },
                 [&] {
                     flush();
                     conn_->receive_oversized();
@@ -285,7 +303,7 @@ public:
                 return;
             }
             // End of input (or an input that failed): what was read is all there is.
-            split_.end([this](std::string line) { conn_->receive(std::move(line)); });
+            split_.end([this](std::string_view line) { conn_->receive(std::string(line)); });
             at_end_();
         });
     }
@@ -304,8 +322,8 @@ private:
 void read_blocking(int fd, std::size_t max_line, server::connection& conn) {
     line_splitter split(max_line);
     std::vector<char> buf(read_chunk);
-    auto on_line = [&conn](std::string line) {
-        conn.receive(std::move(line));
+    auto on_line = [&conn](std::string_view line) {
+        conn.receive(std::string(line));
     };
     auto on_oversized = [&conn] {
         conn.receive_oversized();
