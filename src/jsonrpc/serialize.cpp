@@ -93,7 +93,9 @@ void append_id(std::string& out, request_id const& id) {
 // a result or params is serialized where it lies instead of being copied into an envelope.
 std::string serialize(message const& m) {
     std::string out;
-    out.reserve(256);
+    // Room for a typical answer and its tail, so the string is allocated once.
+    auto const* answer = std::get_if<response>(&m);
+    out.reserve(256 + (answer && answer->result_tail ? answer->result_tail->size() : 0));
     out.append(R"({"jsonrpc":"2.0")");
     auto method_and_params = [&](std::string const& method, boost::json::value const& params) {
         out.append(R"(,"method":)");
