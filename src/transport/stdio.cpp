@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -134,10 +135,12 @@ public:
 };
 
 // Writes on the I/O threads through the reactor: a slow reader of stdout never blocks them, and no thread
-// hand-off is needed. What a running write leaves behind goes out in the next one.
+// hand-off is needed. What a running write leaves behind goes out in the next one. A turn's answers go out
+// together at its end, or as soon as `flush_at` bytes are waiting: the client can then send more while the
+// rest of a long burst is served, instead of both sides taking turns a whole burst at a time.
 class reactor_output final : public output {
 public:
-    reactor_output(asio::io_context& io, int fd) : fd_(io) {
+    reactor_output(asio::io_context& io, int fd, std::size_t flush_at) : fd_(io), flush_at_(flush_at) {
         boost::system::error_code ec;
         fd_.assign(::dup(fd), ec);
         ok_ = !ec;
@@ -150,40 +153,53 @@ public:
         if (broken_)
             return;
         pending_.append(line).push_back('\n');
-        if (busy_)
+        if (writing_)
+            return; // the running write's completion takes what piles up meanwhile
+        if (pending_.size() >= flush_at_) {
+            start_write();
             return;
-        busy_ = true;
+        }
+        if (posted_)
+            return;
+        posted_ = true;
         // Posted, not written now: the other answers this turn of the I/O loop produces join this write.
-        asio::post(fd_.get_executor(), [this] { write_next(); });
+        asio::post(fd_.get_executor(), [this] {
+            std::lock_guard posted_lock(mutex_);
+            posted_ = false;
+            if (!writing_)
+                start_write();
+        });
     }
 
     [[nodiscard]] bool broken() const noexcept override { return broken_.load(); }
 
 private:
-    void write_next() {
-        {
-            std::lock_guard lock(mutex_);
-            if (pending_.empty() || broken_) {
-                busy_ = false;
-                pending_.clear();
-                return;
-            }
-            writing_.clear();
-            writing_.swap(pending_);
+    // Called with mutex_ held and no write under way.
+    void start_write() {
+        if (pending_.empty() || broken_) {
+            pending_.clear();
+            return;
         }
-        asio::async_write(fd_, asio::buffer(writing_), [this](boost::system::error_code ec, std::size_t) {
+        writing_ = true;
+        sending_.clear();
+        sending_.swap(pending_);
+        asio::async_write(fd_, asio::buffer(sending_), [this](boost::system::error_code ec, std::size_t) {
+            std::lock_guard written_lock(mutex_);
+            writing_ = false;
             if (ec)
                 broken_ = true;
-            write_next();
+            start_write();
         });
     }
 
     asio::posix::stream_descriptor fd_;
+    std::size_t flush_at_;
     bool ok_ = false;
     std::mutex mutex_;
-    std::string pending_; ///< lines waiting for the next write
-    std::string writing_; ///< what the write under way sends
-    bool busy_ = false;   ///< a write is posted or under way
+    std::string pending_;  ///< lines waiting for the next write
+    std::string sending_;  ///< what the write under way sends
+    bool posted_ = false;  ///< a write is posted for the end of this turn of the I/O loop
+    bool writing_ = false; ///< a write is under way
     std::atomic<bool> broken_{false};
 };
 
@@ -360,7 +376,8 @@ int serve_stdio(server::server& srv, stdio_options const& options) {
     std::unique_ptr<thread_output> thread_out;
     output* sink = nullptr;
     if (async_out) {
-        reactor_out = std::make_unique<reactor_output>(io, out);
+        reactor_out =
+            std::make_unique<reactor_output>(io, out, std::max<std::size_t>(1, options.flush_bytes));
         if (reactor_out->ok())
             sink = reactor_out.get();
         else
