@@ -1,5 +1,6 @@
 #include <duet/jsonrpc/codec.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
 
@@ -15,6 +16,17 @@ boost::json::value error_to_json(error_object const& e) {
     if (!e.data.is_null())
         o.emplace("data", e.data);
     return o;
+}
+
+// The result as a value, with its pre-serialized tail members in it (the slow path: batches).
+boost::json::value result_with_tail(response const& r) {
+    if (!r.result_tail || r.result_tail->empty() || !r.result.is_object())
+        return r.result;
+    boost::json::value out = r.result;
+    auto tail = boost::json::parse("{" + *r.result_tail + "}").get_object();
+    for (auto& kv : tail)
+        out.get_object()[kv.key()] = std::move(kv.value());
+    return out;
 }
 
 } // namespace
@@ -37,7 +49,7 @@ boost::json::object to_json(message const& m) {
                    },
                    [&](response const& r) {
                        o.emplace("id", r.id.to_json());
-                       o.emplace("result", r.result);
+                       o.emplace("result", result_with_tail(r));
                    },
                    [&](error_response const& e) {
                        o.emplace("id", e.id ? e.id->to_json() : boost::json::value(nullptr));
@@ -81,7 +93,9 @@ void append_id(std::string& out, request_id const& id) {
 // a result or params is serialized where it lies instead of being copied into an envelope.
 std::string serialize(message const& m) {
     std::string out;
-    out.reserve(256);
+    // Room for a typical answer and its tail, so the string is allocated once.
+    auto const* answer = std::get_if<response>(&m);
+    out.reserve(256 + (answer && answer->result_tail ? answer->result_tail->size() : 0));
     out.append(R"({"jsonrpc":"2.0")");
     auto method_and_params = [&](std::string const& method, boost::json::value const& params) {
         out.append(R"(,"method":)");
@@ -103,6 +117,14 @@ std::string serialize(message const& m) {
                        append_id(out, r.id);
                        out.append(R"(,"result":)");
                        append_json(out, r.result);
+                       if (r.result_tail && !r.result_tail->empty() && r.result.is_object()) {
+                           // The result's closing brace moves behind the tail members.
+                           out.pop_back();
+                           if (!r.result.get_object().empty())
+                               out.push_back(',');
+                           out.append(*r.result_tail);
+                           out.push_back('}');
+                       }
                    },
                    [&](error_response const& e) {
                        out.append(R"(,"id":)");

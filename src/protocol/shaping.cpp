@@ -175,6 +175,10 @@ void shape_modern(boost::json::object& result, shape_context const& ctx) {
         result["ttlMs"] = ctx.hints.ttl_ms < 0 ? 0 : ctx.hints.ttl_ms;
         result["cacheScope"] = to_string(ctx.hints.scope);
     }
+    if (ctx.server_info && ctx.server_info_left_out && !result.contains("_meta")) {
+        *ctx.server_info_left_out = true;
+        return;
+    }
     if (ctx.server_info) {
         auto& meta = result["_meta"];
         if (!meta.is_object())

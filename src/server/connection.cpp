@@ -156,6 +156,19 @@ public:
         });
     }
 
+    void receive_lines(std::string lines) {
+        asio::post(strand_, [self = shared_from_this(), lines = std::move(lines)] {
+            std::string_view rest(lines);
+            while (!rest.empty()) {
+                auto const nl = rest.find('\n');
+                self->on_frame(rest.substr(0, nl));
+                if (nl == std::string_view::npos)
+                    break;
+                rest.remove_prefix(nl + 1);
+            }
+        });
+    }
+
     void receive(jsonrpc::message message) {
         asio::post(strand_, [self = shared_from_this(), message = std::move(message)]() mutable {
             self->on_element(jsonrpc::parsed(std::move(message)));
@@ -306,7 +319,7 @@ private:
 
     // ---- input --------------------------------------------------------------------------------------------
 
-    void on_frame(std::string const& frame) {
+    void on_frame(std::string_view frame) {
         auto parsed = jsonrpc::parse_frame(frame, options_.limits);
         if (auto* one = std::get_if<jsonrpc::parsed>(&parsed.content)) {
             on_element(std::move(*one));
@@ -718,12 +731,17 @@ private:
         // rest on what the user answered). A retry is what carries a requestState (checked above).
         if (state.input_rounds && r.params.get_object().contains("requestState"))
             s.hints = protocol::cache_hints{};
+        bool info_left_out = false;
         protocol::shape_result(s.result, {.era = a.era,
                                           .version = a.version,
                                           .method = a.method->id,
                                           .hints = s.hints,
-                                          .server_info = &server_.server_info()});
-        return jsonrpc::message{jsonrpc::response{r.id, std::move(s.result)}};
+                                          .server_info = &server_.server_info(),
+                                          .server_info_left_out = &info_left_out});
+        jsonrpc::response reply{r.id, std::move(s.result)};
+        if (info_left_out)
+            reply.result_tail = server_.server_info_tail(); // shared, not copied into every result
+        return jsonrpc::message{std::move(reply)};
     }
 
     // A modern retry: the sealed state of earlier rounds, plus the answers to what the last round asked.
@@ -922,6 +940,9 @@ void connection::receive(std::string frame) {
 }
 void connection::receive(std::vector<std::string> frames) {
     impl_->receive(std::move(frames));
+}
+void connection::receive_lines(std::string lines) {
+    impl_->receive_lines(std::move(lines));
 }
 void connection::receive(jsonrpc::message message) {
     impl_->receive(std::move(message));

@@ -1,4 +1,5 @@
 #include <duet/protocol/errors.hpp>
+#include <duet/protocol/meta_keys.hpp>
 #include <duet/server/server.hpp>
 #include <duet/server/uri_template.hpp>
 
@@ -106,9 +107,22 @@ boost::json::object implementation_info::to_json() const {
     return o;
 }
 
+namespace {
+
+// `"_meta":{"<serverInfo key>":{...}}`: the bytes boost::json writes for that member, without the braces of
+// an object around it.
+std::shared_ptr<std::string const> meta_tail(boost::json::object const& info) {
+    auto const text = boost::json::serialize(
+        boost::json::object{{"_meta", boost::json::object{{protocol::meta_key::server_info, info}}}});
+    return std::make_shared<std::string const>(text.substr(1, text.size() - 2));
+}
+
+} // namespace
+
 server::server(server_options options)
     : options_(std::move(options)), server_info_(options_.info.to_json()),
-      sealer_(options_.request_state_key), pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
+      server_info_tail_(meta_tail(server_info_)), sealer_(options_.request_state_key),
+      pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
     lookup_ = [this](std::string_view tool_name) -> std::span<protocol::param_header const> {
         std::shared_lock lock(mutex_);
         auto it = param_headers_.find(std::string(tool_name));

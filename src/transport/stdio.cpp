@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -31,7 +32,8 @@ namespace asio = boost::asio;
 constexpr std::size_t read_chunk = 64 * 1024;
 
 // Splits a byte stream into lines; a line longer than the bound is reported once and skipped up to its
-// newline. Empty lines are dropped, a trailing '\r' is not part of the line.
+// newline. Empty lines are dropped, a trailing '\r' is not part of the line. A line is handed over as a view,
+// valid during the call: into the chunk when it lies there whole, else into what earlier chunks left.
 class line_splitter {
 public:
     explicit line_splitter(std::size_t max_line) : max_line_(max_line) {}
@@ -41,6 +43,15 @@ public:
         while (!chunk.empty()) {
             auto const nl = chunk.find('\n');
             auto const part = chunk.substr(0, nl);
+            if (nl != std::string_view::npos && pending_.empty() && !discarding_) {
+                // The common case, a whole line in this chunk: no copy.
+                if (part.size() > max_line_)
+                    on_oversized();
+                else
+                    deliver(part, on_line);
+                chunk.remove_prefix(nl + 1);
+                continue;
+            }
             if (!discarding_) {
                 if (pending_.size() + part.size() > max_line_) {
                     discarding_ = true;
@@ -53,13 +64,9 @@ public:
             if (nl == std::string_view::npos)
                 return;
             chunk.remove_prefix(nl + 1);
-            if (!discarding_) {
-                if (!pending_.empty() && pending_.back() == '\r')
-                    pending_.pop_back();
-                if (!pending_.empty())
-                    on_line(std::move(pending_));
-                pending_.clear();
-            }
+            if (!discarding_)
+                deliver(pending_, on_line);
+            pending_.clear();
             discarding_ = false;
         }
     }
@@ -68,11 +75,19 @@ public:
     template<class OnLine>
     void end(OnLine const& on_line) {
         if (!discarding_ && !pending_.empty())
-            on_line(std::move(pending_));
+            on_line(std::string_view(pending_));
         pending_.clear();
     }
 
 private:
+    template<class OnLine>
+    static void deliver(std::string_view line, OnLine const& on_line) {
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (!line.empty())
+            on_line(line);
+    }
+
     std::size_t max_line_;
     std::string pending_;
     bool discarding_ = false;
@@ -120,10 +135,12 @@ public:
 };
 
 // Writes on the I/O threads through the reactor: a slow reader of stdout never blocks them, and no thread
-// hand-off is needed. What a running write leaves behind goes out in the next one.
+// hand-off is needed. What a running write leaves behind goes out in the next one. A turn's answers go out
+// together at its end, or as soon as `flush_at` bytes are waiting: the client can then send more while the
+// rest of a long burst is served, instead of both sides taking turns a whole burst at a time.
 class reactor_output final : public output {
 public:
-    reactor_output(asio::io_context& io, int fd) : fd_(io) {
+    reactor_output(asio::io_context& io, int fd, std::size_t flush_at) : fd_(io), flush_at_(flush_at) {
         boost::system::error_code ec;
         fd_.assign(::dup(fd), ec);
         ok_ = !ec;
@@ -136,40 +153,53 @@ public:
         if (broken_)
             return;
         pending_.append(line).push_back('\n');
-        if (busy_)
+        if (writing_)
+            return; // the running write's completion takes what piles up meanwhile
+        if (pending_.size() >= flush_at_) {
+            start_write();
             return;
-        busy_ = true;
+        }
+        if (posted_)
+            return;
+        posted_ = true;
         // Posted, not written now: the other answers this turn of the I/O loop produces join this write.
-        asio::post(fd_.get_executor(), [this] { write_next(); });
+        asio::post(fd_.get_executor(), [this] {
+            std::lock_guard posted_lock(mutex_);
+            posted_ = false;
+            if (!writing_)
+                start_write();
+        });
     }
 
     [[nodiscard]] bool broken() const noexcept override { return broken_.load(); }
 
 private:
-    void write_next() {
-        {
-            std::lock_guard lock(mutex_);
-            if (pending_.empty() || broken_) {
-                busy_ = false;
-                pending_.clear();
-                return;
-            }
-            writing_.clear();
-            writing_.swap(pending_);
+    // Called with mutex_ held and no write under way.
+    void start_write() {
+        if (pending_.empty() || broken_) {
+            pending_.clear();
+            return;
         }
-        asio::async_write(fd_, asio::buffer(writing_), [this](boost::system::error_code ec, std::size_t) {
+        writing_ = true;
+        sending_.clear();
+        sending_.swap(pending_);
+        asio::async_write(fd_, asio::buffer(sending_), [this](boost::system::error_code ec, std::size_t) {
+            std::lock_guard written_lock(mutex_);
+            writing_ = false;
             if (ec)
                 broken_ = true;
-            write_next();
+            start_write();
         });
     }
 
     asio::posix::stream_descriptor fd_;
+    std::size_t flush_at_;
     bool ok_ = false;
     std::mutex mutex_;
-    std::string pending_; ///< lines waiting for the next write
-    std::string writing_; ///< what the write under way sends
-    bool busy_ = false;   ///< a write is posted or under way
+    std::string pending_;  ///< lines waiting for the next write
+    std::string sending_;  ///< what the write under way sends
+    bool posted_ = false;  ///< a write is posted for the end of this turn of the I/O loop
+    bool writing_ = false; ///< a write is under way
     std::atomic<bool> broken_{false};
 };
 
@@ -265,16 +295,20 @@ public:
 
     void start() {
         fd_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
-            // The lines of one read go to the connection together, in order; an oversized line in between
-            // goes after the lines before it.
-            std::vector<std::string> lines;
+            // The lines of one read go to the connection together, in order, in one string (one allocation
+            // per read, not one per line); an oversized line in between goes after the lines before it.
+            std::string lines;
             auto flush = [&] {
                 if (!lines.empty())
-                    conn_->receive(std::exchange(lines, {}));
+                    conn_->receive_lines(std::exchange(lines, {}));
             };
             split_.feed(
                 std::string_view(buffer_.data(), n),
-                [&](std::string line) { lines.push_back(std::move(line)); },
+                [&](std::string_view line) {
+                    if (lines.empty())
+                        lines.reserve(n + line.size() + 1);
+                    lines.append(line).push_back('\n');
+                },
                 [&] {
                     flush();
                     conn_->receive_oversized();
@@ -285,7 +319,7 @@ public:
                 return;
             }
             // End of input (or an input that failed): what was read is all there is.
-            split_.end([this](std::string line) { conn_->receive(std::move(line)); });
+            split_.end([this](std::string_view line) { conn_->receive(std::string(line)); });
             at_end_();
         });
     }
@@ -304,8 +338,8 @@ private:
 void read_blocking(int fd, std::size_t max_line, server::connection& conn) {
     line_splitter split(max_line);
     std::vector<char> buf(read_chunk);
-    auto on_line = [&conn](std::string line) {
-        conn.receive(std::move(line));
+    auto on_line = [&conn](std::string_view line) {
+        conn.receive(std::string(line));
     };
     auto on_oversized = [&conn] {
         conn.receive_oversized();
@@ -342,7 +376,8 @@ int serve_stdio(server::server& srv, stdio_options const& options) {
     std::unique_ptr<thread_output> thread_out;
     output* sink = nullptr;
     if (async_out) {
-        reactor_out = std::make_unique<reactor_output>(io, out);
+        reactor_out =
+            std::make_unique<reactor_output>(io, out, std::max<std::size_t>(1, options.flush_bytes));
         if (reactor_out->ok())
             sink = reactor_out.get();
         else

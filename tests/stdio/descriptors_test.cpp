@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -97,10 +99,34 @@ void expect_every_answer_once(std::string const& output) {
     EXPECT_EQ(ids.size(), std::size_t(burst));
 }
 
-int serve(int in, int out) {
+int serve(int in, int out, std::size_t flush_bytes = duet::transport::stdio_options{}.flush_bytes) {
     duet::server::server srv(test_options());
     add_test_features(srv);
-    return duet::transport::serve_stdio(srv, {.input_fd = in, .output_fd = out});
+    return duet::transport::serve_stdio(srv, {.input_fd = in, .output_fd = out, .flush_bytes = flush_bytes});
+}
+
+// The burst through pipes both ways; the output's lines, sorted (a pooled handler's answers may come in any
+// order).
+std::vector<std::string> sorted_answers_through_pipes(std::size_t flush_bytes) {
+    int in[2];
+    int out[2];
+    if (::pipe(in) != 0 || ::pipe(out) != 0)
+        return {};
+    auto served = std::async(std::launch::async, [&] { return serve(in[0], out[1], flush_bytes); });
+    auto output = std::async(std::launch::async, [&] { return read_all(out[0]); });
+    write_all(in[1], requests_text());
+    ::close(in[1]);
+    EXPECT_EQ(served.get(), 0);
+    ::close(out[1]);
+    auto const text = output.get();
+    expect_every_answer_once(text);
+    ::close(in[0]);
+    ::close(out[0]);
+    std::vector<std::string> lines;
+    for (std::size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+        lines.emplace_back(text.substr(start, nl - start));
+    std::sort(lines.begin(), lines.end());
+    return lines;
 }
 
 TEST(StdioDescriptors, PipesBothWaysAnswerEveryRequestOfABurstOnce) {
@@ -165,6 +191,15 @@ TEST(StdioDescriptors, ClosedOutputPipeEndsWithOne) {
     EXPECT_EQ(served.get(), 1);
     ::close(in[0]);
     ::close(out[1]);
+}
+
+// stdio_options::flush_bytes: answers written as soon as they wait (1 byte) or only at the end of each turn
+// (never by size) are the same lines, each request answered once.
+TEST(StdioDescriptors, WritingPartWayThroughABurstGivesTheSameAnswers) {
+    auto const at_once = sorted_answers_through_pipes(1);
+    auto const per_turn = sorted_answers_through_pipes(SIZE_MAX);
+    ASSERT_EQ(at_once.size(), std::size_t(burst));
+    EXPECT_EQ(at_once, per_turn);
 }
 
 } // namespace

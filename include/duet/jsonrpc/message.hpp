@@ -13,8 +13,10 @@
 
 #include <boost/json/value.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace duet::jsonrpc {
@@ -40,8 +42,17 @@ struct notification {
 struct response {
     request_id id;
     boost::json::value result;
+    /// Members the result object ends with, already serialized (`"key":value,...`), shared by every answer
+    /// that carries them instead of copied into each result: serialize() and to_json() write them after the
+    /// result's own members, as if they were its last ones. Only for an object result without those keys.
+    std::shared_ptr<std::string const> result_tail = {};
 
-    friend bool operator==(response const&, response const&) = default;
+    friend bool operator==(response const& a, response const& b) {
+        auto const tail = [](response const& r) {
+            return r.result_tail ? std::string_view(*r.result_tail) : std::string_view();
+        };
+        return a.id == b.id && a.result == b.result && tail(a) == tail(b);
+    }
 };
 
 /// A failed answer. `id` is empty when the request's id could not be determined (it is then `null` on the

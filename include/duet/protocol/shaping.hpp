@@ -48,6 +48,10 @@ struct shape_context {
     cache_hints hints;
     /// The server's Implementation object, stamped into modern results' `_meta`. May be null.
     boost::json::object const* server_info = nullptr;
+    /// Set when the caller can append serverInfo as it writes the result (jsonrpc::response::result_tail):
+    /// a result without `_meta` then gets no copy of it, and shape_result sets the flag to true; the bytes on
+    /// the wire are the same as with the copy, which `_meta` would have been the last member of.
+    bool* server_info_left_out = nullptr;
 };
 
 /// Shapes `result` in place for the era and version in `ctx`.

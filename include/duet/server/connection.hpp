@@ -59,6 +59,9 @@ public:
     /// Several inbound frames, in order: handled as many receive() calls, with one hand-off to the strand (a
     /// stdio read usually carries many lines).
     void receive(std::vector<std::string> frames);
+    /// The same for frames that each end with '\n' in one string (a stdio read's whole lines, copied once
+    /// rather than one allocation each). Frames hold no '\n' of their own.
+    void receive_lines(std::string lines);
     /// One inbound message its transport already parsed (HTTP parses each body once): handled like a frame.
     void receive(jsonrpc::message message);
     /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.

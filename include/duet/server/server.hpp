@@ -316,6 +316,11 @@ public:
     [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
     /// The Implementation object stamped on modern results.
     [[nodiscard]] boost::json::object const& server_info() const noexcept { return server_info_; }
+    /// The same, as the `_meta` member a modern result without `_meta` ends with, serialized once
+    /// (jsonrpc::response::result_tail): `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}`.
+    [[nodiscard]] std::shared_ptr<std::string const> const& server_info_tail() const noexcept {
+        return server_info_tail_;
+    }
     /// The backend, if one is set.
     [[nodiscard]] std::shared_ptr<backend> current_backend() const;
 
@@ -379,6 +384,7 @@ private:
 
     server_options options_;
     boost::json::object server_info_;
+    std::shared_ptr<std::string const> server_info_tail_;
     state_sealer sealer_;
     boost::asio::thread_pool pool_;
     mutable std::shared_mutex mutex_;

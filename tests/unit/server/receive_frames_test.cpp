@@ -1,4 +1,5 @@
-// connection::receive(std::vector<std::string>): the lines of one stdio read handed over together. They must
+// connection::receive(std::vector<std::string>) and receive_lines(): the lines of one stdio read handed over
+// together. They must
 // be handled exactly as the same frames received one by one: in order, each answered, a bad one refused
 // without stopping the rest.
 #include <duet/server/connection.hpp>
@@ -30,7 +31,9 @@ std::vector<std::string> frames() {
             json::serialize(legacy_request(4, "tools/list"))};
 }
 
-std::vector<std::string> answers(bool together) {
+enum class handed { one_by_one, together, as_lines };
+
+std::vector<std::string> answers(handed how) {
     duet::server::server srv(test_options());
     // Inline, so the answers' order is the requests' (a pool's would vary between runs).
     srv.add_tool(duet::server::tool{.name = "echo", .run_plain = duet::server::plain_run::inline_on_io},
@@ -41,8 +44,13 @@ std::vector<std::string> answers(bool together) {
     std::vector<std::string> lines;
     auto conn = duet::server::connection::create(srv, io.get_executor(),
                                                  [&](std::string line) { lines.push_back(std::move(line)); });
-    if (together) {
+    if (how == handed::together) {
         conn->receive(frames());
+    } else if (how == handed::as_lines) {
+        std::string joined;
+        for (auto const& f : frames())
+            joined += f + "\n";
+        conn->receive_lines(std::move(joined));
     } else {
         for (auto& f : frames())
             conn->receive(std::move(f));
@@ -56,12 +64,19 @@ std::vector<std::string> answers(bool together) {
 }
 
 TEST(ReceiveFrames, SeveralFramesAtOnceAreAnsweredAsOneByOne) {
-    auto const together = answers(true);
-    auto const one_by_one = answers(false);
+    auto const together = answers(handed::together);
+    auto const one_by_one = answers(handed::one_by_one);
     ASSERT_EQ(together.size(), 5u); // initialize, 2, the parse error, 3, 4
     EXPECT_EQ(together, one_by_one);
     EXPECT_NE(together[2].find("-32700"), std::string::npos) << together[2];
     EXPECT_NE(together[4].find("\"id\":4"), std::string::npos) << together[4];
+}
+
+// receive_lines: the same frames in one string, each ended by '\n', are answered as one by one.
+TEST(ReceiveFrames, LinesInOneStringAreAnsweredAsOneByOne) {
+    auto const as_lines = answers(handed::as_lines);
+    ASSERT_EQ(as_lines.size(), 5u);
+    EXPECT_EQ(as_lines, answers(handed::one_by_one));
 }
 
 } // namespace
