@@ -70,27 +70,30 @@ bool gateway_process::wait_for_log(std::string const& text, std::chrono::millise
     return false;
 }
 
-void gateway_process::read_url() {
+std::string first_stdout_line(child_process& child) {
     std::string text;
     auto const deadline = std::chrono::steady_clock::now() + wait_limit;
-    while (child_.running() && text.find('\n') == std::string::npos) {
-        if (std::chrono::steady_clock::now() >= deadline)
-            break;
-        pollfd p{child_.out(), POLLIN, 0};
-        int const n = ::poll(&p, 1, poll_ms_until(deadline));
-        if (n <= 0)
+    while (child.running() && text.find('\n') == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+        pollfd p{child.out(), POLLIN, 0};
+        if (::poll(&p, 1, poll_ms_until(deadline)) <= 0)
             continue;
         char buf[256];
-        auto const got = ::read(child_.out(), buf, sizeof buf);
+        auto const got = ::read(child.out(), buf, sizeof buf);
         if (got <= 0)
             break;
         text.append(buf, static_cast<std::size_t>(got));
     }
-    if (text.find('\n') == std::string::npos) {
+    auto const nl = text.find('\n');
+    return nl == std::string::npos ? std::string() : text.substr(0, nl);
+}
+
+void gateway_process::read_url() {
+    url_ = first_stdout_line(child_);
+    if (url_.empty()) {
         ADD_FAILURE() << "the gateway printed no URL; its stderr:\n" << child_.stderr_text();
         return;
     }
-    url_ = text.substr(0, text.find('\n'));
     ep_ = http::endpoint::parse(url_);
 }
 

@@ -30,6 +30,10 @@ boost::json::value only_message(http::reply const& r);
 /// The pinned Node of tests/interop; empty when it is not installed.
 std::string pinned_node();
 
+/// The first line a server child prints on stdout (its URL), waiting up to wait_limit; empty when it prints
+/// none before it exits or the time is up.
+std::string first_stdout_line(child_process& child);
+
 class gateway_process {
 public:
     /// `duet gateway --port 0 --upstream UPSTREAM <extra>`. A bare era flag stands for the demo server

@@ -11,9 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <csignal>
 #include <string>
@@ -29,24 +26,9 @@ class serve_process {
 public:
     explicit serve_process(std::string const& port)
         : child_({DUET_BINARY, "serve", "--port", port}, child_process::input::null) {
-        std::string text;
-        auto const deadline = std::chrono::steady_clock::now() + wait_limit;
-        while (child_.running() && text.find('\n') == std::string::npos &&
-               std::chrono::steady_clock::now() < deadline) {
-            pollfd p{child_.out(), POLLIN, 0};
-            if (::poll(&p, 1, poll_ms_until(deadline)) <= 0)
-                continue;
-            char buf[256];
-            auto const got = ::read(child_.out(), buf, sizeof buf);
-            if (got <= 0)
-                break;
-            text.append(buf, static_cast<std::size_t>(got));
-        }
-        if (text.find('\n') == std::string::npos) {
+        url_ = first_stdout_line(child_);
+        if (url_.empty())
             ADD_FAILURE() << "duet serve printed no URL; its stderr:\n" << child_.stderr_text();
-            return;
-        }
-        url_ = text.substr(0, text.find('\n'));
     }
     ~serve_process() { stop(); }
     serve_process(serve_process const&) = delete;
