@@ -18,9 +18,14 @@ boost::json::value error_to_json(error_object const& e) {
     return o;
 }
 
+// A tail applies only to an object result (response::result_tail).
+bool has_tail(response const& r) {
+    return r.result_tail && !r.result_tail->empty() && r.result.is_object();
+}
+
 // The result as a value, with its pre-serialized tail members in it (the slow path: batches).
 boost::json::value result_with_tail(response const& r) {
-    if (!r.result_tail || r.result_tail->empty() || !r.result.is_object())
+    if (!has_tail(r))
         return r.result;
     boost::json::value out = r.result;
     auto tail = boost::json::parse("{" + *r.result_tail + "}").get_object();
@@ -117,7 +122,7 @@ std::string serialize(message const& m) {
                        append_id(out, r.id);
                        out.append(R"(,"result":)");
                        append_json(out, r.result);
-                       if (r.result_tail && !r.result_tail->empty() && r.result.is_object()) {
+                       if (has_tail(r)) {
                            // The result's closing brace moves behind the tail members.
                            out.pop_back();
                            if (!r.result.get_object().empty())
