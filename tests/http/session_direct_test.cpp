@@ -2,7 +2,8 @@
 // entered from the socket's thread when it is free) is answered with plain JSON, with no stream and no watch
 // on the peer; what its handler writes before that answer still reaches the client on the POST's resumable
 // stream, in order and before the answer, and a handler that ends its stream at once is resumed as any other
-// (DIGEST §9 "Resumability"). Many sockets sharing one session get each their own answer.
+// (DIGEST §9 "Resumability"). Many sockets sharing one session get each their own answer, with two I/O
+// threads (strands) and with one (none).
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
@@ -141,6 +142,47 @@ TEST(HttpSessionDirect, ManySocketsOfOneSessionEachGetTheirOwnAnswers) {
                 auto const spec = opener.spec_for(
                     legacy_request(json::string(id), "tools/call", call_params("echo", {{"text", id}})));
                 auto const r = exchange(s.ep(), spec);
+                if (r.status != 200u || r.messages().size() != 1)
+                    continue;
+                auto const m = r.messages().front();
+                if (is_response_to(m, json::string(id)) && first_text(result_of(m)) == id)
+                    ++good;
+            }
+        });
+    for (auto& t : clients)
+        t.join();
+    EXPECT_EQ(good.load(), sockets * per_socket);
+    EXPECT_EQ(opener.post(legacy_request("after", "ping")).status, 200u);
+}
+
+// One I/O thread runs the server without strands (http_options::io_threads = 1): sockets of one session, a
+// tool that runs on the blocking pool and comes back to the I/O thread, and stateless modern requests, all at
+// once, each get their own answer, and the session is whole afterwards.
+TEST(HttpSessionDirect, OneIoThreadServesSessionsPoolToolsAndModernRequestsAtOnce) {
+    transport::http_options options;
+    options.io_threads = 1;
+    inproc_server s(options);
+    // A plain function on the blocking pool (the default): its answer crosses back to the I/O thread.
+    s.srv().add_tool(server::tool{.name = "pooled", .description = "Echoes on the blocking pool"},
+                     [](json::object const& args, server::request_context&) {
+                         return server::tool_result::text(args.at("text").as_string());
+                     });
+    mcp_http opener(s.ep());
+    opener.initialize("2025-11-25");
+    std::atomic<int> good{0};
+    std::vector<std::thread> clients;
+    constexpr int sockets = 6;
+    constexpr int per_socket = 20;
+    for (int k = 0; k < sockets; ++k)
+        clients.emplace_back([&, k] {
+            for (int i = 0; i < per_socket; ++i) {
+                auto const id = "s" + std::to_string(k) + "-" + std::to_string(i);
+                auto const tool = i % 2 == 0 ? "echo" : "pooled";
+                auto const body =
+                    k % 3 == 0
+                        ? modern_request(json::string(id), "tools/call", call_params(tool, {{"text", id}}))
+                        : legacy_request(json::string(id), "tools/call", call_params(tool, {{"text", id}}));
+                auto const r = exchange(s.ep(), opener.spec_for(body));
                 if (r.status != 200u || r.messages().size() != 1)
                     continue;
                 auto const m = r.messages().front();

@@ -41,7 +41,8 @@ struct http_options {
     std::uint16_t port = 8750; ///< 0 picks a free port
     std::string path = "/mcp";
     /// Threads serving connections. 0: one per CPU this process may run on (its affinity mask), so a
-    /// process pinned to one core does not hand requests between threads that take turns on it.
+    /// process pinned to one core does not hand requests between threads that take turns on it. With one
+    /// thread, sockets and sessions run on the io_context itself, without a strand each.
     std::size_t io_threads = 0;
     std::size_t max_body_bytes = 4 * 1024 * 1024;
     std::size_t max_header_bytes = 16 * 1024;

@@ -162,6 +162,10 @@ public:
     }
 
     void run() {
+        auto const io_threads = options_.io_threads != 0 ? options_.io_threads : usable_cpus();
+        // One thread already runs one handler at a time: strands would only add a lock and a hand-off to
+        // every completion.
+        serial_ = io_threads == 1;
         asio::co_spawn(io_, accept_loop(), asio::detached);
         signals_.async_wait([self = shared_from_this()](boost::system::error_code ec, int) {
             if (!ec)
@@ -169,7 +173,6 @@ public:
         });
         schedule_sweep();
         std::vector<std::thread> threads;
-        auto const io_threads = options_.io_threads != 0 ? options_.io_threads : usable_cpus();
         for (std::size_t i = 1; i < io_threads; ++i)
             threads.emplace_back([this] { io_.run(); });
         io_.run();
@@ -280,10 +283,17 @@ private:
         return {sockets_.begin(), sockets_.end()};
     }
 
+    // What a socket's handlers run on: the io_context itself when one thread runs it, else a strand each.
+    asio::any_io_executor socket_executor() {
+        if (serial_)
+            return io_.get_executor();
+        return asio::make_strand(io_);
+    }
+
     asio::awaitable<void> accept_loop() {
         for (;;) {
             // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-            auto ec_result = co_await acceptor_.async_accept(asio::make_strand(io_), use_nothrow);
+            auto ec_result = co_await acceptor_.async_accept(socket_executor(), use_nothrow);
             auto ec = std::get<0>(ec_result);
             auto socket = std::move(std::get<1>(ec_result));
 
@@ -668,10 +678,13 @@ private:
         s->owner = &srv;
         // A strand of its own on the io_context, not one nested in this socket's: the session outlives this
         // socket, and its requests come on others.
-        s->conn = server::connection::create(srv, io_.get_executor(), [weak](std::string line) {
-            if (auto live = weak.lock())
-                live->publish(std::move(line));
-        });
+        s->conn = server::connection::create(
+            srv, io_.get_executor(),
+            [weak](std::string line) {
+                if (auto live = weak.lock())
+                    live->publish(std::move(line));
+            },
+            server::connection_options{.executor_is_serial = serial_});
         server::connection::writer to_session;
         auto h = co_await s->conn->async_handle(std::move(r), &facts, std::move(to_session));
         bool const opened = h.reply && std::holds_alternative<jsonrpc::response>(*h.reply);
@@ -1141,6 +1154,7 @@ private:
     std::vector<http_route> routes_;
     http_options options_;
     asio::io_context io_;
+    bool serial_ = false; ///< one thread runs io_ (set by run() before anything is accepted)
     tcp::acceptor acceptor_;
     http::session_store sessions_;
     asio::signal_set signals_;
