@@ -78,8 +78,12 @@ protocol::http_facts facts_of(request_t const& req) {
         std::string_view const n(name.data(), name.size());
         if (protocol::iequals(n, "MCP-Protocol-Version") || protocol::iequals(n, "Mcp-Method") ||
             protocol::iequals(n, "Mcp-Name") ||
-            (n.size() > 10 && protocol::iequals(n.substr(0, 10), "Mcp-Param-")))
+            (n.size() > 10 && protocol::iequals(n.substr(0, 10), "Mcp-Param-"))) {
+            // A modern request's three, and room for one Mcp-Param-*, in one allocation.
+            if (f.headers.empty())
+                f.headers.reserve(4);
             f.headers.push_back({std::string(n), std::string(field.value())});
+        }
     }
     return f;
 }
