@@ -19,15 +19,57 @@ parse_failure fail_silently(parse_errc why) {
     return parse_failure{why, std::nullopt};
 }
 
-bool has_version_2_0(boost::json::object const& o) {
-    auto const* v = o.if_contains("jsonrpc");
-    return v && v->is_string() && v->get_string() == "2.0";
+// The members a message's kind and validity depend on, found in one pass over the object rather than one
+// lookup each (the parser already made keys unique: the last of duplicates is the one kept).
+struct envelope {
+    boost::json::value* jsonrpc = nullptr;
+    boost::json::value* id = nullptr;
+    boost::json::value* method = nullptr;
+    boost::json::value* params = nullptr;
+    boost::json::value* result = nullptr;
+    boost::json::value* error = nullptr;
+};
+
+envelope members_of(boost::json::object& o) {
+    envelope e;
+    for (auto& kv : o) {
+        auto const k = kv.key();
+        switch (k.size()) {
+        case 2:
+            if (k == "id")
+                e.id = &kv.value();
+            break;
+        case 5:
+            if (k == "error")
+                e.error = &kv.value();
+            break;
+        case 6:
+            if (k == "method")
+                e.method = &kv.value();
+            else if (k == "params")
+                e.params = &kv.value();
+            else if (k == "result")
+                e.result = &kv.value();
+            break;
+        case 7:
+            if (k == "jsonrpc")
+                e.jsonrpc = &kv.value();
+            break;
+        default:
+            break;
+        }
+    }
+    return e;
+}
+
+bool has_version_2_0(envelope const& e) {
+    return e.jsonrpc && e.jsonrpc->is_string() && e.jsonrpc->get_string() == "2.0";
 }
 
 // The id an error reply should echo: the request's own when it is a valid id, else none (null on the wire).
-std::optional<request_id> echoable_id(boost::json::object const& o) {
-    if (auto const* v = o.if_contains("id"))
-        return request_id::from_json(*v);
+std::optional<request_id> echoable_id(envelope const& e) {
+    if (e.id)
+        return request_id::from_json(*e.id);
     return std::nullopt;
 }
 
@@ -55,18 +97,18 @@ std::optional<error_object> read_error_object(boost::json::value const& v) {
 }
 
 // `o` is the caller's to give: its params move into the message rather than being copied.
-parsed parse_call(boost::json::object& o) {
-    auto const* id_member = o.if_contains("id");
-    std::optional<request_id> id = echoable_id(o);
-    if (!has_version_2_0(o))
+parsed parse_call(boost::json::object& o, envelope const& e) {
+    std::optional<request_id> id = echoable_id(e);
+    if (!has_version_2_0(e))
         return fail(parse_errc::bad_jsonrpc_version, id);
-    auto const& method = o.at("method");
+    auto const& method = *e.method;
     if (!method.is_string())
         return fail(parse_errc::bad_method, id);
-    if (id_member && !id)
+    if (e.id && !id)
         return fail(parse_errc::bad_id);
-    boost::json::value params;
-    if (auto* p = o.if_contains("params")) { // not const: a const value would be copied, not moved
+    // In the frame's storage, so the move below is a move, not a copy into the default heap.
+    boost::json::value params(o.storage());
+    if (auto* p = e.params) {
         if (!p->is_object() && !p->is_array())
             return fail(parse_errc::bad_params, id);
         params = std::move(*p);
@@ -77,12 +119,12 @@ parsed parse_call(boost::json::object& o) {
 }
 
 // Likewise: a result moves into the message.
-parsed parse_reply(boost::json::object& o) {
-    auto* result = o.if_contains("result");
-    auto const* error = o.if_contains("error");
-    if (!has_version_2_0(o) || (result && error))
+parsed parse_reply(envelope const& e) {
+    auto* result = e.result;
+    auto const* error = e.error;
+    if (!has_version_2_0(e) || (result && error))
         return fail_silently(parse_errc::bad_response);
-    auto const* id_member = o.if_contains("id");
+    auto const* id_member = e.id;
     if (!id_member)
         return fail_silently(parse_errc::bad_response);
     auto id = request_id::from_json(*id_member);
@@ -93,10 +135,10 @@ parsed parse_reply(boost::json::object& o) {
     }
     if (!id && !id_member->is_null())
         return fail_silently(parse_errc::bad_response);
-    auto e = read_error_object(*error);
-    if (!e)
+    auto err = read_error_object(*error);
+    if (!err)
         return fail_silently(parse_errc::bad_response);
-    return message{error_response{std::move(id), std::move(*e)}};
+    return message{error_response{std::move(id), std::move(*err)}};
 }
 
 // A number too large for a double reads as infinity, which no JSON text can carry back out; such a frame is
@@ -125,14 +167,15 @@ parsed parse_owned(boost::json::value& v) {
     auto* o = v.if_object();
     if (!o)
         return fail(parse_errc::not_an_object);
-    if (o->contains("method"))
-        return parse_call(*o);
-    if (o->contains("result") || o->contains("error"))
-        return parse_reply(*o);
+    auto const e = members_of(*o);
+    if (e.method)
+        return parse_call(*o, e);
+    if (e.result || e.error)
+        return parse_reply(e);
     // No method and no result/error: "method" is missing.
-    if (!has_version_2_0(*o))
-        return fail(parse_errc::bad_jsonrpc_version, echoable_id(*o));
-    return fail(parse_errc::bad_method, echoable_id(*o));
+    if (!has_version_2_0(e))
+        return fail(parse_errc::bad_jsonrpc_version, echoable_id(e));
+    return fail(parse_errc::bad_method, echoable_id(e));
 }
 
 } // namespace
@@ -142,14 +185,14 @@ parsed parse_message(boost::json::value const& v) {
     return parse_owned(copy);
 }
 
-frame parse_frame(std::string_view bytes, parse_limits const& limits) {
+frame parse_frame(std::string_view bytes, parse_limits const& limits, boost::json::storage_ptr storage) {
     if (bytes.size() > limits.max_bytes)
         return frame{parsed{fail(parse_errc::too_large)}};
 
     boost::json::parse_options options;
     options.max_depth = limits.max_depth;
     boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(bytes, ec, {}, options);
+    boost::json::value v = boost::json::parse(bytes, ec, std::move(storage), options);
     if (ec) {
         if (ec == boost::json::error::too_deep)
             return frame{parsed{fail(parse_errc::too_deep)}};

@@ -3,6 +3,7 @@
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/protocol/shaping.hpp>
 #include <duet/server/connection.hpp>
+#include <duet/server/frame_storage.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -320,7 +321,7 @@ private:
     // ---- input --------------------------------------------------------------------------------------------
 
     void on_frame(std::string_view frame) {
-        auto parsed = jsonrpc::parse_frame(frame, options_.limits);
+        auto parsed = jsonrpc::parse_frame(frame, options_.limits, frame_storage());
         if (auto* one = std::get_if<jsonrpc::parsed>(&parsed.content)) {
             on_element(std::move(*one));
             return;

@@ -1,4 +1,5 @@
 #include <duet/server/content.hpp>
+#include <duet/server/frame_storage.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -6,8 +7,8 @@ namespace duet::server {
 
 boost::json::object text_content(std::string_view text) {
     // Built member by member: the initializer-list form goes through value_ref and costs about twice as much
-    // for the block every text result carries.
-    boost::json::object o;
+    // for the block every text result carries. In the server's per-request pool, as the result it goes into.
+    boost::json::object o(frame_storage());
     o.reserve(2);
     o.emplace("type", "text");
     o.emplace("text", text);
@@ -41,7 +42,7 @@ boost::json::object blob_resource_contents(std::string_view uri, std::string_vie
 }
 
 tool_result tool_result::text(std::string_view text) {
-    tool_result r;
+    tool_result r{.content = boost::json::array(frame_storage())}; // constructed there: assigning would copy
     r.content.push_back(text_content(text));
     return r;
 }
@@ -63,7 +64,9 @@ boost::json::object tool_result::to_json() const& {
 }
 
 boost::json::object tool_result::to_json() && {
-    boost::json::object o;
+    // In the content's storage, so moving the content in is a move, not a copy (the per-request pool for
+    // the results tool_result::text builds).
+    boost::json::object o(content.storage());
     // Room for what shaping adds to a modern result (resultType, _meta) too: the object grows once at most.
     o.reserve(5);
     o.emplace("content", std::move(content));

@@ -23,6 +23,7 @@
 #include <duet/jsonrpc/message.hpp>
 
 #include <boost/json/object.hpp>
+#include <boost/json/storage_ptr.hpp>
 #include <boost/system/result.hpp>
 
 #include <cstddef>
@@ -64,7 +65,10 @@ struct frame {
     [[nodiscard]] bool is_batch() const noexcept { return content.index() == 1; }
 };
 
-[[nodiscard]] frame parse_frame(std::string_view bytes, parse_limits const& limits = {});
+/// `storage` is where the parsed JSON lives (params, results): the default heap unless the caller keeps a
+/// memory resource for its frames (the server does; see duet/server/frame_storage.hpp).
+[[nodiscard]] frame parse_frame(std::string_view bytes, parse_limits const& limits = {},
+                                boost::json::storage_ptr storage = {});
 
 /// Classifies one already-parsed JSON value (one frame element).
 [[nodiscard]] parsed parse_message(boost::json::value const& v);

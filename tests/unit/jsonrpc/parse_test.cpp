@@ -278,6 +278,28 @@ TEST(Parse, SurroundingWhitespaceAndMemberOrderDoNotMatter) {
     EXPECT_EQ(std::get<request>(*p), (request{3, "m", boost::json::array{1}}));
 }
 
+// The envelope's members are read in one pass: a duplicated member counts by its last occurrence (as the
+// lookups before did, Boost.JSON keeping the last), a method decides over a result, and members the envelope
+// does not know (including keys that share a length with known ones) change nothing.
+TEST(Parse, EnvelopeMembersReadInOnePassKeepTheLastDuplicateAndIgnoreUnknownKeys) {
+    auto dup = parse_one(R"({"jsonrpc":"1.0","id":1,"method":"a","jsonrpc":"2.0","method":"b","id":"x"})");
+    ASSERT_THAT(dup, Holds<request>());
+    EXPECT_EQ(std::get<request>(*dup), (request{"x", "b", nullptr}));
+
+    EXPECT_THAT(parse_one(R"({"jsonrpc":"2.0","id":1,"method":"m","jsonrpc":"1.0"})"),
+                FailsWith(parse_errc::bad_jsonrpc_version, request_id(1)));
+    EXPECT_THAT(parse_one(R"({"jsonrpc":"2.0","id":1,"result":1,"method":"m"})"), Holds<request>());
+
+    auto odd = parse_one(R"({"idx":1,"jsonrpx":"2.0","jsonrpc":"2.0","ix":3,"params":[2],"paramz":{},)"
+                         R"("methox":"n","method":"m","id":4,"errorx":1,"resulx":2})");
+    ASSERT_THAT(odd, Holds<request>());
+    EXPECT_EQ(std::get<request>(*odd), (request{4, "m", boost::json::array{2}}));
+
+    auto reply = parse_one(R"({"result":[1],"id":9,"jsonrpc":"2.0","error_":0})");
+    ASSERT_THAT(reply, Holds<response>());
+    EXPECT_EQ(std::get<response>(*reply), (response{9, boost::json::array{1}}));
+}
+
 // codec.hpp: parse_message classifies an already-parsed value exactly as parse_frame classifies its bytes.
 TEST(Parse, ParseMessageAgreesWithParseFrame) {
     char const* const inputs[] = {

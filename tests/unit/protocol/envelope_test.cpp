@@ -178,7 +178,20 @@ INSTANTIATE_TEST_SUITE_P(
                            token_key},
         envelope_error_row{"ProgressTokenFraction", R"({"io.modelcontextprotocol/clientCapabilities":{},
             "progressToken":1.5})",
-                           token_key}),
+                           token_key},
+        // Several bad members, listed in the reverse of the order they are checked in: the first checked
+        // names the error, whatever the member order (the members are read in one pass).
+        envelope_error_row{"BadTokenLevelAndInfoNameInfo", R"({"progressToken":true,
+            "io.modelcontextprotocol/logLevel":"x","io.modelcontextprotocol/clientInfo":1,
+            "io.modelcontextprotocol/clientCapabilities":{}})",
+                           info_key},
+        envelope_error_row{"BadTokenAndLevelNameLevel", R"({"progressToken":true,
+            "io.modelcontextprotocol/logLevel":"x","io.modelcontextprotocol/clientCapabilities":{}})",
+                           level_key},
+        envelope_error_row{"BadEverythingNamesCapabilities", R"({"progressToken":true,
+            "io.modelcontextprotocol/logLevel":"x","io.modelcontextprotocol/clientInfo":1,
+            "io.modelcontextprotocol/clientCapabilities":7})",
+                           caps_key}),
     [](auto const& p) { return std::string(p.param.name); });
 
 // Schema LoggingLevel: the eight RFC 5424 severities, least severe first; names are exact.
