@@ -3,6 +3,7 @@
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/header_codec.hpp>
 #include <duet/server/connection.hpp>
+#include <duet/server/frame_storage.hpp>
 #include <duet/transport/http_server.hpp>
 
 #include "event_stream.hpp"
@@ -538,8 +539,10 @@ private:
                                                               "application/json and text/event-stream"))};
             return send_reply(stream, req, std::move(answer), keep_alive);
         }
-        // The body is parsed here, once; what follows moves the parsed messages along.
-        auto frame = jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes});
+        // The body is parsed here, once, into the server's pool for parsed frames; what follows moves the
+        // parsed messages along.
+        auto frame =
+            jsonrpc::parse_frame(req.body(), {.max_bytes = options_.max_body_bytes}, server::frame_storage());
         bool unknown = false;
         auto session = session_of(req, srv, unknown);
 
