@@ -73,6 +73,22 @@ bool answers(jsonrpc::message const& m, jsonrpc::request_id const& id) {
     return false;
 }
 
+// Parses the bytes already read past the head into `parser`. A plain answer usually arrives with its head in
+// one read, and Beast's async_read_some would hand the parsed body back through a post (another trip through
+// the scheduler per call). False when those bytes are malformed, where the read would have failed.
+bool parse_buffered(exchange& x, bhttp::response_parser<bhttp::string_body>& parser) {
+    while (!parser.is_done() && x.buffer.size() != 0) {
+        boost::system::error_code ec;
+        auto const used = parser.put(x.buffer.data(), ec);
+        x.buffer.consume(used);
+        if (ec == bhttp::error::need_more || (!ec && used == 0))
+            return true;
+        if (ec)
+            return false;
+    }
+    return true;
+}
+
 error status_error(unsigned status, std::string_view reason, bool legacy_session) {
     if (status == 401 || status == 403)
         return make_error(errc::auth_required,
@@ -380,7 +396,8 @@ private:
             co_return;
         }
         // A whole body: read it.
-        while (!parser.is_done() && !x->abandoned && !self->closed_) {
+        bool const readable = parse_buffered(*x, parser);
+        while (readable && !parser.is_done() && !x->abandoned && !self->closed_) {
             auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
             if (std::get<0>(got))
                 break;

@@ -69,6 +69,11 @@ void append_request_head(std::string& out, std::string_view method, std::string_
         append_through_beast(out, method, target, fields, body_size);
         return;
     }
+    // One allocation for the whole head: appending field by field would grow the string several times.
+    std::size_t size = method.size() + target.size() + 64;
+    for (auto const& f : items)
+        size += f.name.size() + f.value.size() + 4;
+    out.reserve(out.size() + size);
     out.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
     // Content-Length is set last (so written last, whatever the caller set before) or dropped.
     for (auto const& f : items)
