@@ -5,6 +5,7 @@
 // resumption of a POST stream that ended early (GET with Last-Event-ID after the server's `retry`), and
 // DELETE at the end. Modern requests carry the routing headers the session computed; closing their stream is
 // their cancellation.
+#include <duet/client/detail/request_head.hpp>
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
@@ -17,9 +18,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <array>
 #include <map>
 
 namespace duet::client::detail {
@@ -49,6 +52,13 @@ struct exchange {
     bool connected = false; ///< a kept-alive connection, reused: the server may have closed it meanwhile
 };
 
+// A request as it goes out: its head written by hand (request_head.hpp) and its body, kept together so that a
+// request on a kept-alive connection the server had closed can go again.
+struct outgoing {
+    std::string head;
+    std::string body;
+};
+
 std::optional<jsonrpc::request_id> id_of(jsonrpc::message const& m) {
     if (auto const* r = std::get_if<jsonrpc::request>(&m))
         return r->id;
@@ -61,6 +71,22 @@ bool answers(jsonrpc::message const& m, jsonrpc::request_id const& id) {
     if (auto const* e = std::get_if<jsonrpc::error_response>(&m))
         return e->id && *e->id == id;
     return false;
+}
+
+// Parses the bytes already read past the head into `parser`. A plain answer usually arrives with its head in
+// one read, and Beast's async_read_some would hand the parsed body back through a post (another trip through
+// the scheduler per call). False when those bytes are malformed, where the read would have failed.
+bool parse_buffered(exchange& x, bhttp::response_parser<bhttp::string_body>& parser) {
+    while (!parser.is_done() && x.buffer.size() != 0) {
+        boost::system::error_code ec;
+        auto const used = parser.put(x.buffer.data(), ec);
+        x.buffer.consume(used);
+        if (ec == bhttp::error::need_more || (!ec && used == 0))
+            return true;
+        if (ec)
+            return false;
+    }
+    return true;
 }
 
 error status_error(unsigned status, std::string_view reason, bool legacy_session) {
@@ -77,7 +103,7 @@ error status_error(unsigned status, std::string_view reason, bool legacy_session
 class http_transport : public transport, public std::enable_shared_from_this<http_transport> {
 public:
     http_transport(asio::any_io_executor ex, http_target target, http_url url)
-        : ex_(ex), target_(std::move(target)), url_(std::move(url)) {}
+        : ex_(ex), target_(std::move(target)), url_(std::move(url)), authority_(url_.authority()) {}
 
     awaitable<result<void>> async_start(std::weak_ptr<transport_sink> sink) override {
         sink_ = std::move(sink);
@@ -136,7 +162,8 @@ public:
         if (session_id_) {
             // The session is over: tell the server (it may answer 405, which is fine).
             auto x = std::make_shared<exchange>(ex_);
-            auto req = make_request(bhttp::verb::delete_, true);
+            outgoing req;
+            append_request_head(req.head, "DELETE", url_.target, base_fields(true), 0);
             bhttp::response_parser<bhttp::string_body> parser;
             [[maybe_unused]] auto ec = co_await open(x, req, parser);
         }
@@ -145,19 +172,21 @@ public:
     [[nodiscard]] bool is_http() const noexcept override { return true; }
 
 private:
-    bhttp::request<bhttp::string_body> make_request(bhttp::verb verb, bool legacy_session) const {
-        bhttp::request<bhttp::string_body> req{verb, url_.target, 11};
-        req.set(bhttp::field::host, url_.authority());
-        req.set(bhttp::field::user_agent, "duet-client");
+    // The fields every request carries, in the order the client always set them. Views of members: the
+    // head is written before the caller's next suspension.
+    request_fields base_fields(bool legacy_session) const {
+        request_fields f;
+        f.set("Host", authority_);
+        f.set("User-Agent", "duet-client");
         for (auto const& h : target_.headers)
-            req.set(h.first, h.second);
+            f.set(h.first, h.second);
         if (legacy_session) {
             if (session_id_)
-                req.set("Mcp-Session-Id", *session_id_);
+                f.set("Mcp-Session-Id", *session_id_);
             if (legacy_version_)
-                req.set("MCP-Protocol-Version", protocol::to_string(*legacy_version_));
+                f.set("MCP-Protocol-Version", protocol::to_string(*legacy_version_));
         }
-        return req;
+        return f;
     }
 
     // An idle kept-alive connection, or a fresh exchange to connect.
@@ -202,10 +231,9 @@ private:
     // Connects (or reuses a kept-alive connection), writes `req` and reads the response head into `parser`.
     // A reused connection the server closed while it was idle fails before any byte of the answer arrives:
     // the request goes again once, on a new connection.
-    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x,
-                                              bhttp::request<bhttp::string_body>& req,
+    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x, outgoing const& req,
                                               bhttp::response_parser<bhttp::string_body>& parser) {
-        req.prepare_payload();
+        auto const bytes = std::array{asio::buffer(req.head), asio::buffer(req.body)};
         parser.body_limit(boost::none);
         parser.header_limit(64 * 1024);
         bool const reused = x->connected;
@@ -213,7 +241,7 @@ private:
             if (auto ec = co_await connect(x))
                 co_return ec;
         x->stream.expires_after(connect_timeout);
-        auto const written = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
+        auto const written = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
         auto ec = std::get<0>(written);
         if (!ec) {
             auto const head =
@@ -229,7 +257,7 @@ private:
             if (auto again = co_await connect(x))
                 co_return again;
             x->stream.expires_after(connect_timeout);
-            auto const rewritten = co_await bhttp::async_write(x->stream, req, tuple_awaitable);
+            auto const rewritten = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
             ec = std::get<0>(rewritten);
             if (!ec) {
                 auto const head =
@@ -323,12 +351,16 @@ private:
         auto x = self->take_exchange();
         if (id)
             self->open_[*id] = x;
-        auto req = self->make_request(bhttp::verb::post, facts.legacy_session);
-        req.set(bhttp::field::content_type, "application/json");
-        req.set(bhttp::field::accept, "application/json, text/event-stream");
-        for (auto const& h : facts.headers)
-            req.set(h.name, h.value);
-        req.body() = jsonrpc::serialize(m);
+        outgoing req;
+        req.body = jsonrpc::serialize(m);
+        {
+            auto fields = self->base_fields(facts.legacy_session);
+            fields.set("Content-Type", "application/json");
+            fields.set("Accept", "application/json, text/event-stream");
+            for (auto const& h : facts.headers)
+                fields.set(h.name, h.value);
+            append_request_head(req.head, "POST", self->url_.target, fields, req.body.size());
+        }
         bhttp::response_parser<bhttp::string_body> parser;
         auto const ec = co_await self->open(x, req, parser);
         if (x->abandoned || self->closed_) {
@@ -364,7 +396,8 @@ private:
             co_return;
         }
         // A whole body: read it.
-        while (!parser.is_done() && !x->abandoned && !self->closed_) {
+        bool const readable = parse_buffered(*x, parser);
+        while (readable && !parser.is_done() && !x->abandoned && !self->closed_) {
             auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
             if (std::get<0>(got))
                 break;
@@ -419,10 +452,14 @@ private:
             self->streams_.push_back(x);
             if (awaited)
                 self->open_[*awaited] = x;
-            auto req = self->make_request(bhttp::verb::get, true);
-            req.set(bhttp::field::accept, "text/event-stream");
-            if (!last_event_id.empty())
-                req.set("Last-Event-ID", last_event_id);
+            outgoing req;
+            {
+                auto fields = self->base_fields(true);
+                fields.set("Accept", "text/event-stream");
+                if (!last_event_id.empty())
+                    fields.set("Last-Event-ID", last_event_id);
+                append_request_head(req.head, "GET", self->url_.target, fields, 0);
+            }
             bhttp::response_parser<bhttp::string_body> parser;
             auto const ec = co_await self->open(x, req, parser);
             if (x->abandoned || self->closed_) {
@@ -462,6 +499,7 @@ private:
     asio::any_io_executor ex_;
     http_target target_;
     http_url url_;
+    std::string authority_; ///< the Host field, computed once
     std::weak_ptr<transport_sink> sink_;
     std::optional<std::string> session_id_;
     std::optional<protocol::version> legacy_version_;
