@@ -44,37 +44,6 @@ protocol::error_object missing_field(std::string_view key) {
     return protocol::invalid_params("Invalid params: \"" + std::string(key) + "\" must be a string");
 }
 
-// The arguments checks a JSON Schema's top level can express cheaply: required members and primitive types.
-std::optional<std::string> check_arguments(boost::json::object const& schema,
-                                           boost::json::object const& args) {
-    if (auto const* req = schema.if_contains("required"); req && req->is_array())
-        for (auto const& r : req->get_array())
-            if (r.is_string() && !args.contains(r.get_string()))
-                return "missing required argument \"" + std::string(r.get_string()) + "\"";
-    auto const* props = schema.if_contains("properties");
-    if (!props || !props->is_object())
-        return std::nullopt;
-    for (auto const& kv : args) {
-        auto const* prop = props->get_object().if_contains(kv.key());
-        auto const* type = prop && prop->is_object() ? prop->get_object().if_contains("type") : nullptr;
-        if (!type || !type->is_string())
-            continue;
-        std::string_view const t = type->get_string();
-        auto const& v = kv.value();
-        bool const ok = (t == "string" && v.is_string()) || (t == "boolean" && v.is_bool()) ||
-                        (t == "number" && v.is_number()) ||
-                        (t == "integer" &&
-                         (v.is_int64() || v.is_uint64() ||
-                          (v.is_double() &&
-                           v.get_double() == static_cast<double>(static_cast<long long>(v.get_double()))))) ||
-                        (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
-                        (t == "null" && v.is_null());
-        if (!ok)
-            return "argument \"" + std::string(kv.key()) + "\" must be of type " + std::string(t);
-    }
-    return std::nullopt;
-}
-
 template<class Map, class ToJson>
 served page_of(Map const& items, std::optional<std::string> const& after, std::size_t page_size,
                std::string_view key, ToJson to_json) {
@@ -153,7 +122,9 @@ void server::add_tool(tool t) {
         std::unique_lock lock(mutex_);
         auto name = t.name; // the assignment's right side runs first and moves `t`
         param_headers_[name] = std::move(*bindings);
-        tools_[name] = std::make_shared<tool const>(std::move(t));
+        auto check = argument_check(t.input_schema);
+        tools_[name] =
+            std::make_shared<registered_tool const>(registered_tool{std::move(t), std::move(check)});
         refresh_capabilities();
     }
     announce({server_event::kind::tools_changed, {}});
@@ -393,7 +364,8 @@ serve_result server::list(method_id method, boost::json::value const& params) co
     auto const n = options_.page_size ? options_.page_size : 100;
     switch (method) {
     case method_id::tools_list:
-        s = page_of(tools_, after, n, "tools", [](tool const& t) { return t.to_json(); });
+        s = page_of(tools_, after, n, "tools",
+                    [](registered_tool const& t) { return t.definition.to_json(); });
         break;
     case method_id::prompts_list:
         s = page_of(prompts_, after, n, "prompts", [](prompt const& p) { return p.to_json(); });
@@ -411,29 +383,40 @@ serve_result server::list(method_id method, boost::json::value const& params) co
 }
 
 std::variant<server::tool_call, serve_result> server::resolve_call(boost::json::value const& params) const {
-    auto const name = string_field(params, "name");
-    if (!name)
+    // One walk over params for both members (an object's keys are unique) rather than a lookup each.
+    boost::json::value const* name_value = nullptr;
+    boost::json::value const* arguments = nullptr;
+    if (auto const* p = params_object(params))
+        for (auto const& kv : *p) {
+            if (kv.key() == "name")
+                name_value = &kv.value();
+            else if (kv.key() == "arguments")
+                arguments = &kv.value();
+        }
+    if (!name_value || !name_value->is_string())
         return missing_field("name");
-    std::shared_ptr<tool const> t;
+    std::string_view const name = name_value->get_string();
+    std::shared_ptr<registered_tool const> t;
     {
         std::shared_lock lock(mutex_);
-        if (auto it = tools_.find(*name); it != tools_.end())
+        if (auto it = tools_.find(name); it != tools_.end())
             t = it->second;
     }
     if (!t)
-        return protocol::invalid_params("Unknown tool: " + std::string(*name),
-                                        boost::json::object{{"name", *name}});
+        return protocol::invalid_params("Unknown tool: " + std::string(name),
+                                        boost::json::object{{"name", name}});
     // The handler reads the arguments where they lie in the request, which outlives the call.
     static boost::json::object const no_arguments;
     boost::json::object const* args = &no_arguments;
-    if (auto const* a = params.get_object().if_contains("arguments"); a && !a->is_null()) {
-        if (!a->is_object())
+    if (arguments && !arguments->is_null()) {
+        if (!arguments->is_object())
             return protocol::invalid_params("Invalid params: arguments must be an object");
-        args = &a->get_object();
+        args = &arguments->get_object();
     }
-    if (auto problem = check_arguments(t->input_schema, *args))
+    if (auto problem = t->arguments.problem(*args))
         return served{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
-    return tool_call{std::move(t), args};
+    tool const* definition = &t->definition;
+    return tool_call{std::shared_ptr<tool const>(std::move(t), definition), args};
 }
 
 boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params,

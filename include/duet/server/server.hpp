@@ -25,6 +25,7 @@
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/schema/describe.hpp>
 #include <duet/protocol/shaping.hpp>
+#include <duet/server/argument_check.hpp>
 #include <duet/server/definitions.hpp>
 #include <duet/server/input_state.hpp>
 
@@ -388,7 +389,12 @@ private:
     state_sealer sealer_;
     boost::asio::thread_pool pool_;
     mutable std::shared_mutex mutex_;
-    std::map<std::string, std::shared_ptr<tool const>, std::less<>> tools_;
+    // A tool with its arguments check read out of its schema once, when it is added.
+    struct registered_tool {
+        tool definition;
+        argument_check arguments;
+    };
+    std::map<std::string, std::shared_ptr<registered_tool const>, std::less<>> tools_;
     std::map<std::string, std::vector<protocol::param_header>> param_headers_;
     std::map<std::string, std::shared_ptr<resource const>> resources_;
     std::map<std::string, std::shared_ptr<resource_template const>> templates_;

@@ -112,6 +112,26 @@ TEST(ConnectionDispatch, ArgumentsOfTheWrongTypeAreAToolErrorNotAProtocolError) 
     EXPECT_NE(first_text(r).find("text"), std::string::npos) << json::value(r);
 }
 
+TEST(ConnectionDispatch, ToolsCallReadsNameAndArgumentsWhateverTheirOrderInParams) {
+    server srv(test_options());
+    add_test_features(srv);
+    harness h(srv);
+    h.send(modern_request(1, "tools/call", {{"arguments", {{"text", "after"}}}, {"name", "echo"}}));
+    EXPECT_EQ(first_text(result_of(h.response(1))), "after");
+    h.send(modern_request(2, "tools/call", {{"name", "echo"}, {"arguments", nullptr}}));
+    EXPECT_EQ(first_text(result_of(h.response(2))), "(none)");
+    h.send(modern_request(3, "tools/call", {{"name", 5}, {"arguments", {{"text", "x"}}}}));
+    expect_error(h.response(3), -32602);
+    EXPECT_EQ(h.response(3).at("error").at("message"), "Invalid params: \"name\" must be a string");
+    h.send(modern_request(4, "tools/call", {{"arguments", {{"text", "x"}}}}));
+    EXPECT_EQ(h.response(4).at("error").at("message"), "Invalid params: \"name\" must be a string");
+    h.send(modern_request(5, "tools/call", call_params("echo", {{"text", 5}})));
+    EXPECT_EQ(first_text(result_of(h.response(5))),
+              "Invalid arguments: argument \"text\" must be of type string");
+    h.send(modern_request(6, "tools/call", call_params("nope")));
+    EXPECT_EQ(h.response(6).at("error").at("data"), json::value({{"name", "nope"}}));
+}
+
 TEST(ConnectionDispatch, CacheHintsComeFromTheOptionsAndStayOffLegacy) {
     auto options = test_options();
     options.cache_hints[duet::protocol::method_id::tools_list] = {
