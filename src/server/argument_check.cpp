@@ -1,6 +1,7 @@
 #include <duet/server/argument_check.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 namespace duet::server {
@@ -57,9 +58,10 @@ std::optional<std::string> argument_check::problem(boost::json::object const& ar
             ok = v.is_number();
             break;
         case kind::integer:
+            // A double with no fractional part is an integer (JSON Schema), however large: std::trunc, not a
+            // cast to an integer type, which is undefined beyond its range (1e300).
             ok = v.is_int64() || v.is_uint64() ||
-                 (v.is_double() &&
-                  v.get_double() == static_cast<double>(static_cast<long long>(v.get_double())));
+                 (v.is_double() && std::trunc(v.get_double()) == v.get_double());
             break;
         case kind::object:
             ok = v.is_object();

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -123,25 +124,17 @@ TEST(HttpSessionDirect, AnImmediateHandlerThatEndsItsStreamIsResumedWithGet) {
     c.expect_schema_valid();
 }
 
-// Sockets sharing one session, each with requests in a row: every answer is its own request's, whichever
-// socket's thread served it (requests of one session may run concurrently; its state stays whole).
-TEST(HttpSessionDirect, ManySocketsOfOneSessionEachGetTheirOwnAnswers) {
-    transport::http_options options;
-    options.io_threads = 2;
-    inproc_server s(options);
-    mcp_http opener(s.ep());
-    opener.initialize("2025-11-25");
+// `sockets` threads, each sending `per_socket` calls in a row on connections of their own (the body from
+// `call(socket, i, id)`); how many were answered with their own id and the text sent, the call's id.
+int own_answers(inproc_server& s, mcp_http const& opener, int sockets, int per_socket,
+                std::function<json::object(int, int, std::string const&)> const& call) {
     std::atomic<int> good{0};
     std::vector<std::thread> clients;
-    constexpr int sockets = 4;
-    constexpr int per_socket = 25;
     for (int k = 0; k < sockets; ++k)
         clients.emplace_back([&, k] {
             for (int i = 0; i < per_socket; ++i) {
                 auto const id = "s" + std::to_string(k) + "-" + std::to_string(i);
-                auto const spec = opener.spec_for(
-                    legacy_request(json::string(id), "tools/call", call_params("echo", {{"text", id}})));
-                auto const r = exchange(s.ep(), spec);
+                auto const r = exchange(s.ep(), opener.spec_for(call(k, i, id)));
                 if (r.status != 200u || r.messages().size() != 1)
                     continue;
                 auto const m = r.messages().front();
@@ -151,7 +144,21 @@ TEST(HttpSessionDirect, ManySocketsOfOneSessionEachGetTheirOwnAnswers) {
         });
     for (auto& t : clients)
         t.join();
-    EXPECT_EQ(good.load(), sockets * per_socket);
+    return good.load();
+}
+
+// Sockets sharing one session, each with requests in a row: every answer is its own request's, whichever
+// socket's thread served it (requests of one session may run concurrently; its state stays whole).
+TEST(HttpSessionDirect, ManySocketsOfOneSessionEachGetTheirOwnAnswers) {
+    transport::http_options options;
+    options.io_threads = 2;
+    inproc_server s(options);
+    mcp_http opener(s.ep());
+    opener.initialize("2025-11-25");
+    auto const good = own_answers(s, opener, 4, 25, [](int, int, std::string const& id) {
+        return legacy_request(json::string(id), "tools/call", call_params("echo", {{"text", id}}));
+    });
+    EXPECT_EQ(good, 4 * 25);
     EXPECT_EQ(opener.post(legacy_request("after", "ping")).status, 200u);
 }
 
@@ -169,30 +176,12 @@ TEST(HttpSessionDirect, OneIoThreadServesSessionsPoolToolsAndModernRequestsAtOnc
                      });
     mcp_http opener(s.ep());
     opener.initialize("2025-11-25");
-    std::atomic<int> good{0};
-    std::vector<std::thread> clients;
-    constexpr int sockets = 6;
-    constexpr int per_socket = 20;
-    for (int k = 0; k < sockets; ++k)
-        clients.emplace_back([&, k] {
-            for (int i = 0; i < per_socket; ++i) {
-                auto const id = "s" + std::to_string(k) + "-" + std::to_string(i);
-                auto const tool = i % 2 == 0 ? "echo" : "pooled";
-                auto const body =
-                    k % 3 == 0
-                        ? modern_request(json::string(id), "tools/call", call_params(tool, {{"text", id}}))
-                        : legacy_request(json::string(id), "tools/call", call_params(tool, {{"text", id}}));
-                auto const r = exchange(s.ep(), opener.spec_for(body));
-                if (r.status != 200u || r.messages().size() != 1)
-                    continue;
-                auto const m = r.messages().front();
-                if (is_response_to(m, json::string(id)) && first_text(result_of(m)) == id)
-                    ++good;
-            }
-        });
-    for (auto& t : clients)
-        t.join();
-    EXPECT_EQ(good.load(), sockets * per_socket);
+    auto const good = own_answers(s, opener, 6, 20, [](int k, int i, std::string const& id) {
+        auto const params = call_params(i % 2 == 0 ? "echo" : "pooled", {{"text", id}});
+        return k % 3 == 0 ? modern_request(json::string(id), "tools/call", params)
+                          : legacy_request(json::string(id), "tools/call", params);
+    });
+    EXPECT_EQ(good, 6 * 20);
     EXPECT_EQ(opener.post(legacy_request("after", "ping")).status, 200u);
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,14 +33,13 @@ std::optional<std::string> per_call_reference(json::object const& schema, json::
             continue;
         std::string_view const t = type->get_string();
         auto const& v = kv.value();
-        bool const ok = (t == "string" && v.is_string()) || (t == "boolean" && v.is_bool()) ||
-                        (t == "number" && v.is_number()) ||
-                        (t == "integer" &&
-                         (v.is_int64() || v.is_uint64() ||
-                          (v.is_double() &&
-                           v.get_double() == static_cast<double>(static_cast<long long>(v.get_double()))))) ||
-                        (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
-                        (t == "null" && v.is_null());
+        bool const ok =
+            (t == "string" && v.is_string()) || (t == "boolean" && v.is_bool()) ||
+            (t == "number" && v.is_number()) ||
+            (t == "integer" && (v.is_int64() || v.is_uint64() ||
+                                (v.is_double() && std::trunc(v.get_double()) == v.get_double()))) ||
+            (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
+            (t == "null" && v.is_null());
         if (!ok)
             return "argument \"" + std::string(kv.key()) + "\" must be of type " + std::string(t);
     }
@@ -106,6 +106,17 @@ TEST(ArgumentCheck, AnUnknownTypeNameRefusesEveryValueByThatName) {
     argument_check const check(json::parse(R"({"properties":{"u":{"type":"uuid"}}})").as_object());
     EXPECT_EQ(check.problem(json::object{{"u", "x"}}), "argument \"u\" must be of type uuid");
     EXPECT_EQ(check.problem(json::object{{"v", "x"}}), std::nullopt);
+}
+
+// An integer argument may be written as a double with no fractional part, however large; 1e300 once went
+// through a cast to long long, undefined beyond its range.
+TEST(ArgumentCheck, AWholeDoubleOfAnySizeIsAnIntegerAndAFractionIsNot) {
+    argument_check const check(json::parse(R"({"properties":{"n":{"type":"integer"}}})").as_object());
+    EXPECT_EQ(check.problem(json::parse(R"({"n":1e300})").as_object()), std::nullopt);
+    EXPECT_EQ(check.problem(json::parse(R"({"n":-4.0})").as_object()), std::nullopt);
+    EXPECT_EQ(check.problem(json::parse(R"({"n":18446744073709551615})").as_object()), std::nullopt);
+    EXPECT_NE(check.problem(json::parse(R"({"n":2.5})").as_object()), std::nullopt);
+    EXPECT_NE(check.problem(json::parse(R"({"n":1e-300})").as_object()), std::nullopt);
 }
 
 } // namespace
