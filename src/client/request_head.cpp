@@ -1,4 +1,5 @@
 #include <duet/client/detail/request_head.hpp>
+#include <duet/protocol/header_codec.hpp>
 
 #include <boost/beast/http.hpp>
 
@@ -9,16 +10,9 @@
 namespace duet::client::detail {
 
 namespace bhttp = boost::beast::http;
+using protocol::iequals;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    auto lower = [](char c) {
-        return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
-}
 
 // Beast's detail::trim: optional whitespace (spaces and tabs) off both ends.
 std::string_view trim(std::string_view s) noexcept {
