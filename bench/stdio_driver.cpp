@@ -7,8 +7,9 @@
 // It starts COMMAND with pipes on its stdin and stdout, opens the era (legacy: initialize, then
 // notifications/initialized; modern: server/discover), sends N warm-up requests, then keeps W requests in
 // flight until N have been answered (or, with --seconds, sends for S seconds and waits for the last answers).
-// Every response line is parsed and must be the result of an outstanding request whose first content block
-// echoes the text sent; anything else counts as bad. Notifications the server sends are counted and ignored.
+// Every line the server writes is checked by answer_check.hpp: it must be the result of an outstanding
+// request (each answered once) whose first content block echoes the text sent; anything else counts as bad.
+// Notifications the server sends are counted and ignored.
 // The server's CPU time and RSS come from /proc/<pid> around the measured phase.
 //
 // Output (stdout, one line):
@@ -17,6 +18,8 @@
 //
 // The driver must never be the bottleneck: `make bench` measures it against bench_echo_process, a server that
 // answers every line with a canned result, and reports that ceiling next to the real servers.
+#include "answer_check.hpp"
+
 #include <boost/json.hpp>
 
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -207,11 +211,43 @@ line_template call_template(bool modern) {
                      json::object{{"name", "echo"}, {"arguments", json::object{{"text", echo_text}}}}));
 }
 
+// Latencies rounded to the microsecond (what the BENCH line prints), counted per microsecond: a million
+// answers a second would otherwise keep a growing vector of samples to sort.
+class latencies {
+public:
+    void add(clock_type::duration d) {
+        auto const us = std::max(0LL, std::llround(std::chrono::duration<double, std::micro>(d).count()));
+        if (std::size_t(us) < counts_.size())
+            ++counts_[std::size_t(us)];
+        else
+            beyond_.push_back(us);
+        ++n_;
+    }
+    // The sample at rank floor(p % of the count), the one nth_element on all the samples would pick.
+    long long percentile(double p) {
+        if (n_ == 0)
+            return 0;
+        auto k = std::min(n_ - 1, std::size_t(p / 100.0 * double(n_)));
+        for (std::size_t us = 0; us < counts_.size(); ++us) {
+            if (k < counts_[us])
+                return (long long)us;
+            k -= counts_[us];
+        }
+        std::sort(beyond_.begin(), beyond_.end());
+        return beyond_[k];
+    }
+
+private:
+    std::vector<std::uint32_t> counts_ = std::vector<std::uint32_t>(1u << 20); // up to about a second
+    std::vector<long long> beyond_;
+    std::size_t n_ = 0;
+};
+
 struct tally {
     std::size_t answered = 0;
     std::size_t bad = 0;
     std::size_t notifications = 0;
-    std::vector<double> latencies_us;
+    latencies latency;
 };
 
 class pump {
@@ -220,15 +256,13 @@ public:
 
     // Sends up to `count` requests (ids first_id.., each line appended by `make(id, out)`), no more once
     // `deadline` has passed, with at most `window` unanswered, and returns when every one sent has been
-    // answered. An answer is good when it is a result, not an error, and (when `expect_echo`) its first
-    // content block is the echoed text. Returns how many were sent.
+    // answered. answer_check judges every line (when `expect_echo`, a good answer echoes the text). Returns
+    // how many were sent.
     template<class Make>
-    std::size_t run(std::size_t first_id, std::size_t count, clock_type::time_point deadline,
+    std::size_t run(std::uint64_t first_id, std::size_t count, clock_type::time_point deadline,
                     std::size_t window, bool expect_echo, Make make, tally& t) {
         sent_at_.clear();
-        answered_.clear();
-        first_id_ = first_id;
-        expect_echo_ = expect_echo;
+        check_.begin(first_id, expect_echo);
         std::size_t next = 0;
         std::size_t done = 0;
         bool sending = true;
@@ -239,14 +273,14 @@ public:
             while (sending && next < count && next - done < window && outgoing_.size() < (1u << 20)) {
                 make(first_id + next, outgoing_);
                 sent_at_.push_back(now);
-                answered_.push_back(false);
+                check_.sent();
                 ++next;
             }
             if (!sending && done == next)
                 break;
             pollfd fds[2] = {{c_.from, POLLIN, 0}, {c_.to, short(outgoing_.empty() ? 0 : POLLOUT), 0}};
             if (::poll(fds, 2, 30000) <= 0)
-                fail("the server stopped answering (30 s without progress)");
+                stalled();
             if (fds[1].revents & (POLLOUT | POLLERR)) {
                 auto n = ::write(c_.to, outgoing_.data(), outgoing_.size());
                 if (n < 0 && errno != EAGAIN)
@@ -255,92 +289,40 @@ public:
                     outgoing_.erase(0, std::size_t(n));
             }
             if (fds[0].revents & (POLLIN | POLLHUP)) {
-                char buf[65536];
-                auto n = ::read(c_.from, buf, sizeof buf);
+                auto n = ::read(c_.from, incoming_, sizeof incoming_);
                 if (n == 0)
                     fail("the server closed its stdout");
                 if (n < 0 && errno != EAGAIN)
                     fail(std::string("read from the server: ") + std::strerror(errno));
-                if (n > 0)
-                    incoming_.append(buf, std::size_t(n));
-                done += consume_lines(t);
+                if (n > 0) {
+                    auto const at = clock_type::now(); // every line of one read arrived together
+                    done += check_.feed(std::string_view(incoming_, std::size_t(n)),
+                                        [&](std::size_t slot) { t.latency.add(at - sent_at_[slot]); });
+                }
             }
         }
+        t.answered += check_.settled();
+        t.bad += check_.bad();
+        t.notifications += check_.notifications();
+        if (check_.bad())
+            std::fprintf(stderr, "bench_stdio_driver: %zu bad lines; the first: %s\n", check_.bad(),
+                         check_.first_bad_line().c_str());
         return next;
     }
 
 private:
-    std::size_t consume_lines(tally& t) {
-        std::size_t answered = 0;
-        std::size_t start = 0;
-        auto const now = clock_type::now(); // every line of one read arrived together
-        for (auto nl = incoming_.find('\n', start); nl != std::string::npos;
-             nl = incoming_.find('\n', start)) {
-            answered += check(std::string_view(incoming_).substr(start, nl - start), now, t);
-            start = nl + 1;
-        }
-        incoming_.erase(0, start);
-        return answered;
-    }
-
-    // 1 when the line answers an outstanding request (well or badly), 0 for a notification.
-    std::size_t check(std::string_view line, clock_type::time_point now, tally& t) {
-        // Parsed whole, into a buffer on the stack, by one parser kept across lines: no heap allocation and
-        // no parser set-up per answer.
-        unsigned char storage[16384];
-        json::monotonic_resource arena(storage, sizeof storage);
-        boost::system::error_code ec;
-        parser_.reset(&arena);
-        parser_.write(line.data(), line.size(), ec); // the whole line, one complete JSON text
-        auto const v = ec ? json::value() : parser_.release();
-        auto const* msg = ec ? nullptr : v.if_object();
-        if (!msg)
-            fail("the server wrote a line that is not a JSON object: " + std::string(line.substr(0, 200)));
-        auto const* id = msg->if_contains("id");
-        if (!id) {
-            ++t.notifications;
-            return 0;
-        }
-        if (!id->is_int64() || id->as_int64() < std::int64_t(first_id_) ||
-            std::size_t(id->as_int64()) - first_id_ >= answered_.size() ||
-            answered_[std::size_t(id->as_int64()) - first_id_])
-            fail("a response to no outstanding request: " + std::string(line.substr(0, 200)));
-        auto slot = std::size_t(id->as_int64()) - first_id_;
-        answered_[slot] = true;
-        ++t.answered;
-        t.latencies_us.push_back(std::chrono::duration<double, std::micro>(now - sent_at_[slot]).count());
-        if (!good_result(*msg, expect_echo_))
-            ++t.bad;
-        return 1;
-    }
-
-    static bool good_result(json::object const& msg, bool expect_echo) {
-        auto const* result = msg.if_contains("result");
-        if (!result || !result->is_object())
-            return false;
-        auto const& r = result->get_object();
-        if (auto const* is_error = r.if_contains("isError");
-            is_error && is_error->is_bool() && is_error->get_bool())
-            return false;
-        if (!expect_echo)
-            return true;
-        auto const* content = r.if_contains("content");
-        if (!content || !content->is_array() || content->get_array().empty())
-            return false;
-        auto const* first = content->get_array()[0].if_object();
-        auto const* text = first ? first->if_contains("text") : nullptr;
-        return text && text->is_string() && text->get_string() == echo_text;
+    [[noreturn]] void stalled() {
+        if (check_.bad())
+            fail("the server stopped answering (30 s without progress) after " +
+                 std::to_string(check_.bad()) + " bad lines; the first: " + check_.first_bad_line());
+        fail("the server stopped answering (30 s without progress)");
     }
 
     child c_;
-    unsigned char parser_stack_[4096];
-    json::parser parser_{json::storage_ptr(), json::parse_options(), parser_stack_, sizeof parser_stack_};
+    duet::bench::answer_check check_{echo_text};
     std::string outgoing_;
-    std::string incoming_;
-    std::size_t first_id_ = 0;
-    bool expect_echo_ = true;
+    char incoming_[65536];
     std::vector<clock_type::time_point> sent_at_;
-    std::vector<bool> answered_;
 };
 
 // Sends the era's opening request and fails unless its answer is a result.
@@ -359,14 +341,6 @@ void handshake(pump& p, bool modern) {
     p.run(0, 1, clock_type::time_point::max(), 1, false, make, t);
     if (t.bad)
         fail(modern ? "server/discover did not return a result" : "initialize did not return a result");
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty())
-        return 0;
-    auto k = std::min(v.size() - 1, std::size_t(p / 100.0 * double(v.size())));
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
-    return v[k];
 }
 
 } // namespace
@@ -411,9 +385,9 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(c.pid, &status, 0);
 
-    std::printf("BENCH messages=%zu seconds=%.3f rate=%.0f p50_us=%.0f p99_us=%.0f bad=%zu notifications=%zu "
+    std::printf("BENCH messages=%zu seconds=%.3f rate=%.0f p50_us=%lld p99_us=%lld bad=%zu notifications=%zu "
                 "server_cpu_s=%.2f server_rss_kb=%ld\n",
-                t.answered, seconds, double(t.answered) / seconds, percentile(t.latencies_us, 50),
-                percentile(t.latencies_us, 99), t.bad, t.notifications, cpu, rss);
+                t.answered, seconds, double(t.answered) / seconds, t.latency.percentile(50),
+                t.latency.percentile(99), t.bad, t.notifications, cpu, rss);
     return t.bad == 0 ? 0 : 1;
 }
