@@ -65,7 +65,8 @@ const startedAt = new Date();
 const loadBefore = os.loadavg();
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'duet-bench-'));
 
-const rel = p => (p.startsWith(root + '/') ? p.slice(root.length + 1) : p);
+// Paths under the repository, shown relative to it (also inside an argument such as a gateway's 'stdio:CMD').
+const rel = p => p.split(`${root}/`).join('');
 const show = cmd => cmd.map(a => (/[\s"'|{}$]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a)).map(rel).join(' ');
 
 // ---- processes -----------------------------------------------------------------------------------------------
@@ -203,11 +204,11 @@ const httpWorkloads = {
 // The same workload over one connection: a request's latency with nothing queued before it.
 const oneConnection = w => `${w}, 1 connection`;
 
-async function measureHttp(server, target, workloads, { legacySession, single = [] }) {
+async function measureHttp(server, target, workloads, { legacySession, single = [], warmupSeconds = plan.warmupSeconds }) {
     // Warm up (JIT, allocator, connection setup) with the first workload; not recorded.
     const first = httpWorkloads[workloads[0]];
     const sid = legacySession ? await openLegacySession(server.url) : undefined;
-    await wrk(`${target}: warm-up`, server, wrkEnv([first.request(sid)], first.expect), plan.warmupSeconds);
+    await wrk(`${target}: warm-up`, server, wrkEnv([first.request(sid)], first.expect), warmupSeconds);
     const runs = [...workloads.map(w => [w, plan.connections]), ...single.map(w => [w, 1])];
     for (const [w, connections] of runs) {
         const spec = httpWorkloads[w];
@@ -296,35 +297,68 @@ async function httpGroup() {
     }
 }
 
-// ---- gateway -------------------------------------------------------------------------------------------------
+// ---- gateway ------------------------------------------------------------------------------------------------
 
+// `duet gateway` in front of `duet serve`: the p50 a request gains is judged; the share of direct throughput is
+// only reported, because the gateway and an upstream as fast as a direct `duet serve` share one core.
 const gatewayTargets = {
     stdio: 'duet gateway → duet serve (stdio)',
     http: 'duet gateway → duet serve (HTTP)'
 };
 const gatewayWorkloads = ['HTTP modern tools/call', 'HTTP legacy tools/call'];
 
-// `duet gateway` in front of `duet serve`, over stdio (the gateway starts it) and over HTTP (a server of its
-// own, on the same core), against the direct rows of the http group. Server CPU is the gateway's and its
+// The existing servers the gateway is for: our TypeScript peers. `direct` names, per workload through the
+// gateway, the peer's own row it is judged against: sdk@1.32.2 speaks only the legacy era, so a modern request
+// through the gateway does a legacy call upstream, the same work as a direct legacy request.
+const gatewayPeers = [
+    { key: 'sdk1', target: 'sdk@1.32.2', script: 'sdk1-echo.mjs', legacySession: true, direct: { 'HTTP modern tools/call': 'HTTP legacy tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' } },
+    { key: 'v2', target: 'server@2.4.0', script: 'v2-echo.mjs', legacySession: false, direct: { 'HTTP modern tools/call': 'HTTP modern tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' } }
+];
+const peerGatewayTarget = (peer, transport) => `duet gateway → ${peer.target} (${transport === 'stdio' ? 'stdio' : 'HTTP'})`;
+
+/** The gateway in front of `upstream` (a URL or 'stdio:CMD'), measured as `target`; `alsoPids` serve too. */
+async function measureGateway(name, target, upstream, { alsoPids = [], single = [], warmupSeconds } = {}) {
+    const gateway = await startServer(name, [bin.duet, 'gateway', '--port', '0', '--upstream', upstream]);
+    gateway.alsoPids = alsoPids;
+    try {
+        await measureHttp(gateway, target, gatewayWorkloads, { legacySession: true, single, warmupSeconds });
+    } finally {
+        await stopServer(gateway);
+    }
+}
+
+// Over stdio the gateway starts the upstream (its children are counted with it); over HTTP the upstream is a
+// server of its own on the same core, counted with the gateway. Server CPU and RSS are the gateway's and its
 // upstream's together.
 async function gatewayGroup() {
-    const viaStdio = await startServer('gateway-stdio', [bin.duet, 'gateway', '--port', '0', '--upstream', `stdio:${bin.duet} serve --stdio`]);
-    try {
-        await measureHttp(viaStdio, gatewayTargets.stdio, gatewayWorkloads, { legacySession: true, single: ['HTTP modern tools/call'] });
-    } finally {
-        await stopServer(viaStdio);
-    }
+    await measureGateway('gateway-stdio', gatewayTargets.stdio, `stdio:${bin.duet} serve --stdio`, { single: ['HTTP modern tools/call'] });
     const upstream = await startServer('gateway-upstream', [bin.duet, 'serve', '--port', '0']);
     try {
-        const viaHttp = await startServer('gateway-http', [bin.duet, 'gateway', '--port', '0', '--upstream', upstream.url]);
-        viaHttp.alsoPids = [upstream.pid];
-        try {
-            await measureHttp(viaHttp, gatewayTargets.http, gatewayWorkloads, { legacySession: true, single: ['HTTP modern tools/call'] });
-        } finally {
-            await stopServer(viaHttp);
-        }
+        await measureGateway('gateway-http', gatewayTargets.http, upstream.url, { alsoPids: [upstream.pid], single: ['HTTP modern tools/call'] });
     } finally {
         await stopServer(upstream);
+    }
+    for (const peer of gatewayPeers) {
+        const script = path.join(peers, peer.script);
+        // The direct rows come from the http group of this run; without it they are measured here.
+        const missing = [...new Set(Object.values(peer.direct))].filter(w => !find(w, peer.target));
+        if (missing.length) {
+            const direct = await startServer(`${peer.key}-direct`, ['node', script, '--port', '0']);
+            try {
+                await measureHttp(direct, peer.target, missing, { legacySession: peer.legacySession });
+            } finally {
+                await stopServer(direct);
+            }
+        }
+        // The gateway starts its pool's Node children as modern requests first need them, each taking a second
+        // or more to start on a busy machine: a longer warm-up keeps their start-up out of the measured run.
+        await measureGateway(`gateway-stdio-${peer.key}`, peerGatewayTarget(peer, 'stdio'), `stdio:node ${script} --stdio`, { warmupSeconds: quick ? 3 : 5 });
+        const up = await startServer(`gateway-upstream-${peer.key}`, ['node', script, '--port', '0']);
+        try {
+            await measureGateway(`gateway-http-${peer.key}`, peerGatewayTarget(peer, 'http'), up.url, { alsoPids: [up.pid] });
+        } finally {
+            await stopServer(up);
+        }
     }
 }
 
@@ -421,18 +455,30 @@ function verdicts() {
         check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, detail);
         check(`${w}: p99 ≤ 2 ms at ${plan.connections} connections`, d.p99_us <= 2000, `p99 ${ms(d.p99_us)} ms`);
     }
+    const kept = (g, direct, directWorkload) =>
+        `${fmt((100 * g.rate) / direct.rate, 1)} % (${fmt(g.rate)} vs ${fmt(direct.rate)} req/s${directWorkload ? ` direct ${directWorkload}` : ''} at ${plan.connections} connections); per server CPU-second ${fmt((100 * g.rate * direct.cpu_pct) / (g.cpu_pct * direct.rate), 1)} %`;
     for (const target of Object.values(gatewayTargets)) {
         for (const w of gatewayWorkloads) {
             const direct = find(w, 'Duet');
             const g = find(w, target);
             if (!direct || !g) continue;
-            check(`${target}, ${w}: ≥ 80 % of direct throughput`, g.rate >= 0.8 * direct.rate, `${fmt((100 * g.rate) / direct.rate, 1)} % (${fmt(g.rate)} vs ${fmt(direct.rate)} req/s at ${plan.connections} connections); per server CPU-second ${fmt((100 * g.rate * direct.cpu_pct) / (g.cpu_pct * direct.rate), 1)} %`);
+            check(`${target}, ${w}: share of direct throughput (reported)`, undefined, `n/a — gateway and an upstream as fast as it share one core; ${kept(g, direct)}`);
         }
         const w = 'HTTP modern tools/call';
         const direct = find(oneConnection(w), 'Duet');
         const g = find(oneConnection(w), target);
         if (direct && g) check(`${target}, ${w}: adds ≤ 100 µs at p50`, g.p50_us - direct.p50_us <= 100, `adds ${fmt(g.p50_us - direct.p50_us)} µs at p50 over one connection (${ms(g.p50_us)} vs ${ms(direct.p50_us)} ms); at ${plan.connections} connections ${ms(find(w, target)?.p50_us)} vs ${ms(find(w, 'Duet')?.p50_us)} ms`);
     }
+    // The gateway in front of an existing server keeps ≥ 80 % of what that server does directly.
+    for (const peer of gatewayPeers)
+        for (const transport of ['stdio', 'http'])
+            for (const w of gatewayWorkloads) {
+                const target = peerGatewayTarget(peer, transport);
+                const direct = find(peer.direct[w], peer.target);
+                const g = find(w, target);
+                if (!direct || !g) continue;
+                check(`${target}, ${w}: ≥ 80 % of direct throughput`, g.rate >= 0.8 * direct.rate, kept(g, direct, peer.direct[w] === w ? undefined : peer.direct[w]));
+            }
     const sdk1 = find('stdio legacy tools/call (pipelined)', 'sdk@1.32.2');
     for (const era of ['legacy', 'modern']) {
         const d = find(`stdio ${era} tools/call (pipelined)`, 'Duet');
