@@ -40,8 +40,23 @@ function init(args)
       headers[name] = value
     end
     requests[i] = {headers = headers, body = body}
-    if not string.find(body, "__ID__", 1, true) then
+    local at = string.find(body, "__ID__", 1, true)
+    if not at then
       prebuilt[i] = wrk.format("POST", nil, headers, body)
+    else
+      if string.find(body, "__ID__", at + 6, true) then
+        error("BENCH_BODY_" .. i .. " has __ID__ more than once")
+      end
+      -- The request around its id, put together once: per request only the id and Content-Length are
+      -- written (wrk.format and gsub per request cost wrk half its CPU, and wrk was the floor's bottleneck).
+      requests[i].before = string.sub(body, 1, at - 1)
+      requests[i].after = string.sub(body, at + 6)
+      local lines = {"POST " .. wrk.path .. " HTTP/1.1", "Host: " .. wrk.headers["Host"]}
+      for name, value in pairs(headers) do
+        table.insert(lines, name .. ": " .. value)
+      end
+      table.insert(lines, "Content-Length: ")
+      requests[i].head = table.concat(lines, "\r\n")
     end
   end
   next_id = first_id or 0
@@ -54,8 +69,9 @@ function request()
     return prebuilt[i]
   end
   next_id = next_id + 1
-  local body = string.gsub(requests[i].body, "__ID__", tostring(next_id))
-  return wrk.format("POST", nil, requests[i].headers, body)
+  local r = requests[i]
+  local body = r.before .. next_id .. r.after
+  return r.head .. #body .. "\r\n\r\n" .. body
 end
 
 function response(status, headers, body)

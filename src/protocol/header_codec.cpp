@@ -47,11 +47,14 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size())
         return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) {
-            return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
-        };
-        if (lower(a[i]) != lower(b[i]))
-            return false;
+        char const x = a[i];
+        char const y = b[i];
+        // Bytes that differ match only as the two cases of one ASCII letter (they differ in bit 0x20).
+        if (x != y) {
+            auto const lower = static_cast<unsigned char>(x | 0x20);
+            if (lower != static_cast<unsigned char>(y | 0x20) || lower < 'a' || lower > 'z')
+                return false;
+        }
     }
     return true;
 }

@@ -135,4 +135,33 @@ TEST(StreamQueue, AnInterruptionIsReportedOnceThenTheLinesFollow) {
     EXPECT_EQ(got, stream_queue::outcome::closed);
 }
 
+TEST(StreamQueue, AReaderThatStaysBehindGetsEveryLineInOrder) {
+    // The producer stays ahead the whole time, so the queue never empties: lines come out in order, none
+    // lost, none twice, and the lines already taken are let go of on the way (the bound counts only waiting
+    // ones).
+    boost::asio::io_context io;
+    auto q = std::make_shared<stream_queue>(io.get_executor(), 8);
+    int pushed = 0;
+    int taken = 0;
+    std::string line;
+    for (; pushed < 3; ++pushed)
+        q->push(std::to_string(pushed));
+    for (int round = 0; round < 1000; ++round) {
+        q->push(std::to_string(pushed++));
+        ASSERT_EQ(q->try_pop(line), stream_queue::outcome::line);
+        ASSERT_EQ(line, std::to_string(taken++));
+    }
+    for (; taken < pushed; ++taken) {
+        ASSERT_EQ(q->try_pop(line), stream_queue::outcome::line);
+        EXPECT_EQ(line, std::to_string(taken));
+    }
+    EXPECT_EQ(q->try_pop(line), stream_queue::outcome::idle);
+    for (int i = 0; i < 8; ++i)
+        q->push("x");
+    EXPECT_EQ(q->try_pop(line), stream_queue::outcome::line); // 7 wait: within the bound again
+    q->push("y");
+    q->push("z");
+    EXPECT_EQ(q->try_pop(line), stream_queue::outcome::overflowed);
+}
+
 } // namespace

@@ -44,7 +44,27 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
-using request_t = bhttp::request<bhttp::string_body>;
+
+// A request's header fields and body live for one request; Beast would allocate each field and the body on
+// the heap. They come from the frame pool instead (server::frame_storage(), per-thread free lists), as the
+// body's parsed JSON does.
+template<class T>
+struct frame_allocator {
+    using value_type = T;
+    frame_allocator() noexcept = default;
+    template<class U>
+    frame_allocator(frame_allocator<U> const&) noexcept {}
+    T* allocate(std::size_t n) {
+        return static_cast<T*>(server::frame_storage()->allocate(n * sizeof(T), alignof(T)));
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        server::frame_storage()->deallocate(p, n * sizeof(T), alignof(T));
+    }
+    friend bool operator==(frame_allocator const&, frame_allocator const&) noexcept { return true; }
+};
+using request_body = bhttp::basic_string_body<char, std::char_traits<char>, frame_allocator<char>>;
+using request_fields = bhttp::basic_fields<frame_allocator<char>>;
+using request_t = bhttp::request<request_body, request_fields>;
 using http::event_stream;
 using http::legacy_session;
 using http::peer_watch;
@@ -58,28 +78,58 @@ constexpr std::string_view allow_methods = "GET, POST, DELETE";
 /// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
 constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 
+// Headers are found by walking the request's few fields in order rather than through Beast's case-insensitive
+// tree, whose lookups cost more than the walk: a known name by Beast's enum, any other by its spelling.
+std::optional<std::string_view> header(request_t const& req, bhttp::field name) {
+    for (auto const& field : req)
+        if (field.name() == name)
+            return std::string_view(field.value().data(), field.value().size());
+    return std::nullopt;
+}
+
 std::optional<std::string_view> header(request_t const& req, std::string_view name) {
-    auto it = req.find(name);
-    if (it == req.end())
-        return std::nullopt;
-    return std::string_view(it->value().data(), it->value().size());
+    for (auto const& field : req) {
+        auto const n = field.name_string();
+        if (n.size() == name.size() && protocol::iequals(std::string_view(n.data(), n.size()), name))
+            return std::string_view(field.value().data(), field.value().size());
+    }
+    return std::nullopt;
 }
 
 bool accepts(request_t const& req, std::string_view type) {
-    auto const a = header(req, "Accept");
+    auto const a = header(req, bhttp::field::accept);
     if (!a)
         return false;
     return a->find(type) != std::string_view::npos || a->find("*/*") != std::string_view::npos;
 }
 
+// Whether `n` is a header admission reads: MCP-Protocol-Version, Mcp-Method, Mcp-Name or an Mcp-Param-*.
+bool is_mcp_header(std::string_view n) {
+    if (n.size() < 8 || (n[0] != 'M' && n[0] != 'm'))
+        return false;
+    switch (n.size()) {
+    case 8:
+        return protocol::iequals(n, "Mcp-Name");
+    case 10:
+        return protocol::iequals(n, "Mcp-Method");
+    case 20:
+        if (protocol::iequals(n, "MCP-Protocol-Version"))
+            return true;
+        break;
+    default:
+        break;
+    }
+    return n.size() > 10 && protocol::iequals(n.substr(0, 10), "Mcp-Param-");
+}
+
 protocol::http_facts facts_of(request_t const& req) {
     protocol::http_facts f;
     for (auto const& field : req) {
+        if (field.name() != bhttp::field::unknown)
+            continue; // none of admission's headers is one Beast knows
         auto const name = field.name_string();
         std::string_view const n(name.data(), name.size());
-        if (protocol::iequals(n, "MCP-Protocol-Version") || protocol::iequals(n, "Mcp-Method") ||
-            protocol::iequals(n, "Mcp-Name") ||
-            (n.size() > 10 && protocol::iequals(n.substr(0, 10), "Mcp-Param-"))) {
+        if (is_mcp_header(n)) {
             // A modern request's three, and room for one Mcp-Param-*, in one allocation.
             if (f.headers.empty())
                 f.headers.reserve(4);
@@ -361,7 +411,7 @@ private:
         for (;;) {
             if (draining_ && buffer.size() == 0)
                 break; // between requests at a drain: nothing to finish
-            bhttp::request_parser<bhttp::string_body> parser;
+            bhttp::request_parser<request_body, frame_allocator<char>> parser;
             parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
             parser.body_limit(options_.max_body_bytes);
             stream.expires_after(options_.idle_timeout);
@@ -422,8 +472,8 @@ private:
             return send_reply(stream, req, std::move(answer), keep_alive);
         }
         auto& srv = *route->srv;
-        if (!http::origin_allowed(header(req, "Origin"), options_.allowed_origins) ||
-            !http::host_allowed(header(req, "Host"), loopback_, options_.allowed_hosts)) {
+        if (!http::origin_allowed(header(req, bhttp::field::origin), options_.allowed_origins) ||
+            !http::host_allowed(header(req, bhttp::field::host), loopback_, options_.allowed_hosts)) {
             reply answer =
                 reply{bhttp::status::forbidden,
                       error_body(std::nullopt,
@@ -431,7 +481,7 @@ private:
             return send_reply(stream, req, std::move(answer), keep_alive);
         }
         if (options_.bearer_token) {
-            auto const auth = header(req, "Authorization");
+            auto const auth = header(req, bhttp::field::authorization);
             if (!auth || *auth != expected_authorization_) {
                 reply r{bhttp::status::unauthorized,
                         error_body(std::nullopt,
@@ -762,6 +812,13 @@ private:
         co_return co_await write_chunk(stream, chunk);
     }
 
+    // What one POST's response is made of: the lines its handler streams and, once known, its answer.
+    struct answer_queue : stream_queue {
+        using stream_queue::stream_queue;
+        server::connection::handled outcome;
+        bool listen = false;
+    };
+
     // ---- modern (and sessionless) requests
     // --------------------------------------------------------------------
 
@@ -773,22 +830,26 @@ private:
     asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
                                   protocol::http_facts facts, bool modern) {
-        auto queue = std::make_shared<stream_queue>(stream.get_executor(), options_.stream_backlog);
-        auto outcome = std::make_shared<server::connection::handled>();
-        bool const listen = modern && r.method == "subscriptions/listen";
+        // The queue and the answer in one block, and each callback below holds one pointer to it, small
+        // enough for std::function to keep without an allocation of its own.
+        auto state = std::make_shared<answer_queue>(stream.get_executor(), options_.stream_backlog);
+        state->listen = modern && r.method == "subscriptions/listen";
+        std::shared_ptr<stream_queue> queue = state;
+        std::shared_ptr<server::connection::handled> outcome(state, &state->outcome);
+        bool const listen = state->listen;
         if (listen)
             track(conn, queue);
         // The answer closes the queue. An open listen (no answer yet) keeps its stream until the drain
         // finishes its connection, which writes its result and then closes the queue (begin_drain), or until
         // the client goes away. Anything else that has no answer (a cancelled request) is simply over:
         // finishing `conn` here would end a legacy session's connection with it.
-        auto settle = [queue, outcome, listen](server::connection::handled h) {
-            *outcome = std::move(h);
-            if (outcome->reply || !listen)
-                queue->close();
+        auto settle = [state](server::connection::handled h) {
+            state->outcome = std::move(h);
+            if (state->outcome.reply || !state->listen)
+                state->close();
         };
-        server::connection::writer to_queue = [queue](std::string line) {
-            queue->push(std::move(line));
+        server::connection::writer to_queue = [state](std::string line) {
+            state->push(std::move(line));
         };
         // Most answers are ready at once, with no coroutine; one whose handler waits goes on in the
         // connection and settles later (and a modern one is drained with the server). The facts are read

@@ -13,12 +13,12 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace duet::transport::http {
 
@@ -35,8 +35,9 @@ public:
             std::lock_guard lock(mutex_);
             if (closed_)
                 return;
-            if (max_items_ != 0 && items_.size() >= max_items_) {
+            if (max_items_ != 0 && items_.size() - head_ >= max_items_) {
                 items_.clear();
+                head_ = 0;
                 overflowed_ = closed_ = true;
             } else {
                 items_.push_back(std::move(line));
@@ -105,9 +106,16 @@ private:
             return outcome::interrupted;
         if (overflowed_)
             return outcome::overflowed;
-        if (!items_.empty()) {
-            out = std::move(items_.front());
-            items_.pop_front();
+        if (head_ < items_.size()) {
+            out = std::move(items_[head_]);
+            if (++head_ == items_.size()) {
+                items_.clear();
+                head_ = 0;
+            } else if (head_ >= 64 && 2 * head_ >= items_.size()) {
+                // A reader that never quite catches up must not keep every line it took.
+                items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+                head_ = 0;
+            }
             return outcome::line;
         }
         if (closed_)
@@ -120,7 +128,11 @@ private:
     }
 
     std::mutex mutex_;
-    std::deque<std::string> items_;
+    // Lines not yet taken are items_[head_..]; emptied whenever the reader catches up. A vector rather than a
+    // deque: most queues (one per HTTP response) never hold a line, and a deque allocates two blocks up
+    // front.
+    std::vector<std::string> items_;
+    std::size_t head_ = 0;
     bool closed_ = false;
     bool interrupted_ = false;
     bool overflowed_ = false;
