@@ -122,7 +122,10 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
         co_return answer{closed_error_.value_or(make_error(errc::closed, "the connection is closed"))};
     if (options.cancel && options.cancel->cancelled())
         co_return answer{make_error(errc::cancelled, "cancelled before it was sent")};
-    json::object params = original;
+    // With room for the _meta member a modern envelope or a progress token adds: a plain copy is exact, and
+    // that one member reallocates it.
+    json::object params(original.size() + 1);
+    params.insert(original.begin(), original.end());
     jsonrpc::request_id const id{next_id_++};
     std::string token;
     json::value progress_token = nullptr;

@@ -5,6 +5,7 @@
 // resumption of a POST stream that ended early (GET with Last-Event-ID after the server's `retry`), and
 // DELETE at the end. Modern requests carry the routing headers the session computed; closing their stream is
 // their cancellation.
+#include <duet/client/detail/deadline_watch.hpp>
 #include <duet/client/detail/request_head.hpp>
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
@@ -22,7 +23,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <map>
 
 namespace duet::client::detail {
@@ -50,6 +53,12 @@ struct exchange {
     beast::flat_buffer buffer;
     bool abandoned = false;
     bool connected = false; ///< a kept-alive connection, reused: the server may have closed it meanwhile
+    /// While its request is written and the answer's head read (deadline_watch.hpp).
+    watched_deadline deadline;
+    void expire() {
+        boost::system::error_code ignored;
+        stream.socket().close(ignored);
+    }
 };
 
 // A request as it goes out: its head written by hand (request_head.hpp) and its body, kept together so that a
@@ -219,6 +228,9 @@ private:
         }
         x->stream.expires_after(connect_timeout);
         auto const connected = co_await x->stream.async_connect(*endpoints_, tuple_awaitable);
+        // From here the exchange's own deadline bounds it (open()): Beast's expiry would arm and cancel a
+        // timer around every read and write.
+        x->stream.expires_never();
         if (std::get<0>(connected))
             co_return std::get<0>(connected);
         x->connected = true;
@@ -240,32 +252,28 @@ private:
         if (!reused)
             if (auto ec = co_await connect(x))
                 co_return ec;
-        x->stream.expires_after(connect_timeout);
-        auto const written = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
-        auto ec = std::get<0>(written);
-        if (!ec) {
-            auto const head =
-                co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
-            ec = std::get<0>(head);
-        }
-        if (ec && reused && !x->abandoned && !closed_ && !parser.got_some()) {
-            boost::system::error_code ignored;
-            x->stream.socket().close(ignored);
-            x->stream.expires_never(); // the closed socket's pending expiry must not hit the new one
-            x->buffer.clear();
-            x->connected = false;
-            if (auto again = co_await connect(x))
-                co_return again;
-            x->stream.expires_after(connect_timeout);
-            auto const rewritten = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
-            ec = std::get<0>(rewritten);
+        boost::system::error_code ec;
+        for (bool retried = false;; retried = true) {
+            head_deadlines_.start(x);
+            auto const written = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
+            ec = std::get<0>(written);
             if (!ec) {
                 auto const head =
                     co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
                 ec = std::get<0>(head);
             }
+            head_deadlines_.stop(*x);
+            if (ec && x->deadline.expired)
+                ec = beast::error::timeout; // what Beast's own expiry reported
+            if (!ec || retried || !reused || x->abandoned || closed_ || parser.got_some())
+                break;
+            boost::system::error_code ignored;
+            x->stream.socket().close(ignored);
+            x->buffer.clear();
+            x->connected = false;
+            if (auto again = co_await connect(x))
+                co_return again;
         }
-        x->stream.expires_never();
         co_return ec;
     }
 
@@ -508,6 +516,8 @@ private:
     std::vector<std::shared_ptr<exchange>> idle_; ///< kept-alive connections between POSTs
     std::optional<tcp::resolver::results_type> endpoints_;
     bool closed_ = false;
+    /// Bounds the write of a request and the read of its answer's head (Beast's expiry did, per operation).
+    deadline_watch<exchange> head_deadlines_{ex_, connect_timeout};
 };
 
 } // namespace

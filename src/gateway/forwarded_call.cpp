@@ -127,14 +127,14 @@ asio::awaitable<client::input_answer> forwarded_call::async_ask(client::input_qu
 void forwarded_call::relay_progress(client::progress_event e) {
     call_step s;
     s.what = call_step::kind::progress;
-    s.progress = std::move(e);
+    s.detail = std::move(e);
     relay(std::move(s));
 }
 
 void forwarded_call::relay_log(client::log_event e) {
     call_step s;
     s.what = call_step::kind::log;
-    s.log = std::move(e);
+    s.detail = std::move(e);
     relay(std::move(s));
 }
 
@@ -170,9 +170,10 @@ std::optional<call_step> forwarded_call::ready_step() {
     if (unanswered() && std::chrono::steady_clock::now() >= last_question_at_ + settle) {
         call_step s;
         s.what = call_step::kind::questions;
+        auto& questions = s.detail.emplace<std::vector<server::input_request>>();
         for (auto const& p : pending_)
             if (!p.answer)
-                s.questions.push_back(p.request);
+                questions.push_back(p.request);
         return s;
     }
     return std::nullopt;

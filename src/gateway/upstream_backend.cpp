@@ -1104,20 +1104,20 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
             }
             switch (step.what) {
             case call_step::kind::progress:
-                ctx.report_progress(step.progress.progress, step.progress.total, step.progress.message);
+                ctx.report_progress(step.progress().progress, step.progress().total, step.progress().message);
                 break;
             case call_step::kind::log:
-                if (auto level = protocol::parse_log_level(step.log.level))
-                    ctx.log(*level, std::move(step.log.data), step.log.logger);
+                if (auto level = protocol::parse_log_level(step.log().level))
+                    ctx.log(*level, std::move(step.log().data), step.log().logger);
                 break;
             case call_step::kind::questions: {
                 if (call->parks()) // the retry that brings the answers finds the call by this
                     ctx.state()[parked_key] =
                         co_await asio::co_spawn(self->ex_, impl::park(self, call), asio::use_awaitable);
                 std::vector<std::string> keys;
-                for (auto const& q : step.questions)
+                for (auto const& q : step.questions())
                     keys.push_back(q.key);
-                auto answers = co_await ctx.async_inputs(std::move(step.questions));
+                auto answers = co_await ctx.async_inputs(std::move(step.questions()));
                 for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i) {
                     auto a = to_input_answer(answers[i]);
                     co_await asio::co_spawn(self->ex_, impl::answer_call(call, keys[i], std::move(a)),

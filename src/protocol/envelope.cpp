@@ -125,6 +125,8 @@ void write_envelope(boost::json::object& params, request_envelope const& env) {
     if (!slot.is_object())
         slot = boost::json::object{};
     auto& meta = slot.get_object();
+    // Room for every member written below at once: growing one member at a time reallocates four times.
+    meta.reserve(meta.size() + 5);
     meta[meta_key::protocol_version] = to_string(env.version);
     meta[meta_key::client_capabilities] = env.client_capabilities;
     if (env.client_info)

@@ -103,6 +103,29 @@ TEST(LegacyConnect, ModernInitializeResultIsRejected) {
     EXPECT_EQ(r.error().code, client::errc::version_rejected);
 }
 
+// The client's stdio reader hands on a line once a read completes it, however the child's writes cut it:
+// pieces of 7 bytes, CRLF and blank lines, a notification and an answer in one write, and a line longer than
+// the reader's first buffer all come through as the same messages.
+TEST(ClientStdioReader, LinesCutAnywhereComeThroughWhole) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "fragmented"}},
+                       mode(client::connect_mode::legacy));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->version(), protocol::version::v2025_11_25);
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_TRUE(tools) << tools.error().to_string();
+    ASSERT_EQ(tools->size(), 2u);
+    EXPECT_EQ(tools->at(0).as_object().at("name"), "fake_tool");
+    EXPECT_EQ(tools->at(1).as_object().at("description").as_string().size(), 20000u);
+    std::string method("prompts/list");
+    auto refused = c.run(c->async_request(std::move(method), json::object{}));
+    ASSERT_FALSE(refused);
+    ASSERT_EQ(refused.error().code, client::errc::rpc_error) << refused.error().to_string();
+    EXPECT_EQ(refused.error().rpc->code, -32601);
+}
+
 TEST(ModernConnect, HandshakeVersionIsAUsageError) {
     auto o = mode(client::connect_mode::modern);
     o.version = protocol::version::v2025_06_18;

@@ -7,12 +7,20 @@
 //   node stdio_scripted.mjs exit-on-discover   a legacy server that exits when it sees server/discover
 //   node stdio_scripted.mjs silent-on-discover a legacy server that never answers server/discover
 //   node stdio_scripted.mjs legacy-error       a legacy server answering server/discover with -32601
+//   node stdio_scripted.mjs fragmented         legacy-error, its lines ending in CRLF and a blank line, each
+//                                              written 7 bytes at a time, a notification in the same write
+//                                              as the answer to initialize, and one line of 20 000 bytes
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2];
 const log = process.env.FAKE_LOG;
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+let pieces = Promise.resolve(); // fragmented writes, in order, one timer turn apart
+const send = mode !== 'fragmented' ? (m) => process.stdout.write(JSON.stringify(m) + '\n') : (m, before = '') => {
+  const text = before + JSON.stringify(m) + '\r\n\n';
+  for (let i = 0; i < text.length; i += 7)
+    pieces = pieces.then(() => new Promise((done) => process.stdout.write(text.slice(i, i + 7), () => setTimeout(done, 1))));
+};
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (log) appendFileSync(log, line + '\n');
@@ -28,12 +36,17 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'initialize') {
     const version = mode === 'counter-offer' ? '2025-03-26'
       : mode === 'modern-initialize' ? '2026-07-28' : m.params.protocolVersion;
+    const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress',
+      params: { progressToken: 'nobody', progress: 1 } }) + '\n';
     send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: version, capabilities: { tools: {} },
-      serverInfo: { name: 'fake-' + mode, version: '1.0.0' } } });
+      serverInfo: { name: 'fake-' + mode, version: '1.0.0' } } }, note);
     return;
   }
   if (m.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'fake_tool', inputSchema: { type: 'object' } }] } });
+    const tools = [{ name: 'fake_tool', inputSchema: { type: 'object' } }];
+    if (mode === 'fragmented') // longer than the client's first read buffer
+      tools.push({ name: 'long_tool', description: 'x'.repeat(20000), inputSchema: { type: 'object' } });
+    send({ jsonrpc: '2.0', id: m.id, result: { tools } });
     return;
   }
   send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
