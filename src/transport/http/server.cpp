@@ -90,7 +90,7 @@ std::optional<std::string_view> header(request_t const& req, bhttp::field name) 
 std::optional<std::string_view> header(request_t const& req, std::string_view name) {
     for (auto const& field : req) {
         auto const n = field.name_string();
-        if (n.size() == name.size() && protocol::iequals(std::string_view(n.data(), n.size()), name))
+        if (protocol::iequals(std::string_view(n.data(), n.size()), name))
             return std::string_view(field.value().data(), field.value().size());
     }
     return std::nullopt;
@@ -830,8 +830,8 @@ private:
     asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
                                   protocol::http_facts facts, bool modern) {
-        // The queue and the answer in one block, and each callback below holds one pointer to it, small
-        // enough for std::function to keep without an allocation of its own.
+        // The queue and the answer in one block (one allocation where there were two); both callbacks below
+        // hold a pointer to it.
         auto state = std::make_shared<answer_queue>(stream.get_executor(), options_.stream_backlog);
         state->listen = modern && r.method == "subscriptions/listen";
         std::shared_ptr<stream_queue> queue = state;
