@@ -151,6 +151,9 @@ struct call_spec {
     json::object capabilities;
     /// The downstream request's log threshold (none: it hears no log lines).
     std::optional<protocol::log_level> log_threshold;
+    /// The downstream request carries a progressToken: only then is one minted upstream, so an upstream
+    /// never sets up progress reporting that nobody hears.
+    bool wants_progress = false;
     bool modern_downstream = false;
     std::shared_ptr<session_upstream> session;
 };
@@ -521,9 +524,10 @@ public:
             // The call outlives its request (this frame holds it), so the callbacks the client calls during
             // the request may point at it; a question's answer is awaited beyond, so it holds it weakly.
             auto* const c = call.get();
-            o.on_progress = [c](client::progress_event const& e) {
-                c->relay_progress(e);
-            };
+            if (spec.wants_progress)
+                o.on_progress = [c](client::progress_event const& e) {
+                    c->relay_progress(e);
+                };
             o.on_input = [weak = std::weak_ptr<forwarded_call>(call)](client::input_question q) {
                 return ask(weak, std::move(q));
             };
@@ -1083,6 +1087,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     spec.params = std::move(*up);
     spec.capabilities = ctx.client_capabilities();
     spec.log_threshold = ctx.log_threshold();
+    spec.wants_progress = ctx.wants_progress();
     spec.modern_downstream = ctx.era() == protocol::era::modern;
     spec.session = std::static_pointer_cast<session_upstream>(ctx.session_data());
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())

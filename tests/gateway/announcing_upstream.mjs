@@ -23,6 +23,11 @@ const tools = [
   { name: 'slow_pid', description: 'The server process id, after 300 ms', inputSchema: { type: 'object' } },
   { name: 'crash', description: 'Exits the server mid-call', inputSchema: { type: 'object' } },
   {
+    name: 'progress_token',
+    description: 'Answers the progressToken the call carried ("none" without one), after one progress step on it',
+    inputSchema: { type: 'object' },
+  },
+  {
     name: 'gather',
     description:
       'Answers "PID together" once `count` gather calls are in flight in this process at once, or "PID alone" ' +
@@ -138,6 +143,12 @@ function serve(m) {
       if (m.params?.name === 'slow_pid') return void setTimeout(answer, 300);
       if (m.params?.name === 'crash') process.exit(1);
       if (m.params?.name === 'gather') return gather(m, reply);
+      if (m.params?.name === 'progress_token') {
+        const token = m.params?._meta?.progressToken;
+        if (token === undefined) return reply({ content: [{ type: 'text', text: 'none' }] });
+        send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 1 } });
+        return reply({ content: [{ type: 'text', text: JSON.stringify(token) }] });
+      }
       return answer();
     }
     case 'resources/list':

@@ -154,6 +154,10 @@ public:
     /// handler should stop soon; whatever it returns afterwards is dropped.
     [[nodiscard]] bool cancelled() const noexcept { return state_->cancelled.load(); }
 
+    /// True when the client asked for progress (sent a `progressToken`): report_progress sends nothing
+    /// otherwise, so work done only to report it can be skipped.
+    [[nodiscard]] bool wants_progress() const noexcept { return !state_->progress_token.is_null(); }
+
     /// Sends notifications/progress when the client asked for progress (a `progressToken`). Values must
     /// increase; a value not above the last one is dropped.
     void report_progress(double progress, std::optional<double> total = std::nullopt,
