@@ -47,6 +47,8 @@ const plan = {
     stdioSeconds: quick ? 2 : 5,
     stdioSlices: quick ? 2 : 3,
     stdioSliceSeconds: quick ? 1 : 2,
+    httpSlices: quick ? 2 : 3,
+    httpSliceSeconds: quick ? 1 : 4,
     sustainedSeconds: quick ? 10 : 60,
     sessions: quick ? 2000 : 10000,
     streams: 1000,
@@ -125,7 +127,13 @@ async function startServer(name, cmd, { url, port } = {}) {
     return { name, proc, pid: proc.pid, url: firstLine, exited };
 }
 
+/** Stops each server given that is still running (undefined ones are skipped), in order. */
+async function stopServers(...servers) {
+    for (const s of servers) if (s && !s.stopped) await stopServer(s);
+}
+
 async function stopServer(s) {
+    s.stopped = true;
     s.proc.kill('SIGTERM');
     const code = await Promise.race([s.exited, sleep(15000).then(() => 'timeout')]);
     if (code === 'timeout') {
@@ -185,15 +193,59 @@ const servingRss = server =>
         }
     }));
 
-async function wrk(label, server, env, seconds, connections = plan.connections) {
+/** One wrk run; with `histogram` (a file) its latency histogram is kept there for pooling slices. */
+async function wrk(label, server, env, seconds, connections = plan.connections, histogram = undefined) {
     const cmd = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', luaScript, server.url];
     const cpu0 = servingCpu(server);
     const t0 = performance.now();
-    const f = await runTool(label, cmd, env);
-    const wall = (performance.now() - t0) / 1000;
-    f.cpu_pct = (100 * (servingCpu(server) - cpu0)) / wall;
+    const f = await runTool(label, cmd, histogram ? { ...env, BENCH_HISTOGRAM: histogram } : env);
+    f.wall_s = (performance.now() - t0) / 1000;
+    f.cpu_s = servingCpu(server) - cpu0;
+    f.cpu_pct = (100 * f.cpu_s) / f.wall_s;
     f.rss_kb = servingRss(server);
     return f;
+}
+
+/** A latency histogram written by mcp.lua: [[microseconds, count], ...] in increasing latency. */
+const readHistogram = file =>
+    fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(l => l.split(' ').map(Number));
+
+/** The p-th percentile of pooled histograms, ranked as wrk ranks one run's. */
+function pooledPercentile(histograms, p) {
+    const counts = new Map();
+    for (const h of histograms) for (const [us, n] of h) counts.set(us, (counts.get(us) ?? 0) + n);
+    const values = [...counts.keys()].sort((a, b) => a - b);
+    const total = sum([...counts.values()]);
+    const rank = Math.round((p / 100) * total + 0.5);
+    let seen = 0;
+    for (const us of values) if ((seen += counts.get(us)) >= rank) return us;
+    return values.at(-1);
+}
+
+// Rows that a verdict compares run in alternating slices against servers kept running, and each row sums its
+// own slices: run one after another, each row got whatever this machine's cores gave in its own minute (a
+// peer's direct rate moved 50 % between two runs of one build), so the same minutes now weigh on both sides
+// of every ratio. Each entry: {server, target, workload, env, connections}; a row's rate and CPU come from
+// its sums, its p50 and p99 from its slices' pooled latencies, its RSS from the largest.
+async function slicedHttpRows(entries) {
+    const taken = entries.map(() => []);
+    for (let i = 1; i <= plan.httpSlices; i++)
+        for (const [k, e] of entries.entries()) {
+            const histogram = path.join(logDir, `slice-${rows.length}-${k}-${i}.hist`);
+            const f = await wrk(`${e.workload} — ${e.target} (slice ${i} of ${plan.httpSlices})`, e.server, e.env, plan.httpSliceSeconds, e.connections, histogram);
+            f.histogram = readHistogram(histogram);
+            taken[k].push(f);
+        }
+    entries.forEach((e, k) => {
+        const slices = taken[k];
+        const histograms = slices.map(f => f.histogram);
+        rows.push({
+            workload: e.workload, target: e.target, rate: sum(slices.map(f => f.requests)) / sum(slices.map(f => f.seconds)),
+            p50_us: pooledPercentile(histograms, 50), p99_us: pooledPercentile(histograms, 99),
+            cpu_pct: (100 * sum(slices.map(f => f.cpu_s))) / sum(slices.map(f => f.wall_s)),
+            rss_kb: Math.max(...slices.map(f => f.rss_kb)), bad: sum(slices.map(f => f.bad + f.socket_errors)), unit: 'req/s'
+        });
+    });
 }
 
 const httpWorkloads = {
@@ -220,7 +272,10 @@ async function measureHttp(server, target, workloads, { legacySession, single = 
     }
 }
 
-async function nginxFloor() {
+const floorWorkload = 'HTTP floor (fixed 200 JSON)';
+
+/** nginx answering a fixed 200 JSON body to every POST on /mcp: the physical floor. */
+async function startNginx() {
     const port = await freePort();
     const dir = path.join(logDir, 'nginx');
     fs.mkdirSync(dir, { recursive: true });
@@ -255,26 +310,33 @@ http {
     );
     commands.push(`# nginx.conf (written by bench/run.mjs)\n${fs.readFileSync(conf, 'utf8').trim()}`);
     const url = `http://127.0.0.1:${port}/mcp`;
-    const server = await startServer('nginx', ['nginx', '-e', `${dir}/error.log`, '-p', dir, '-c', conf], { url, port });
-    try {
-        const spec = httpWorkloads['HTTP modern tools/call'];
-        const env = wrkEnv([spec.request()], spec.expect);
-        await wrk('nginx: warm-up', server, env, plan.warmupSeconds);
-        const f = await wrk('floor — nginx', server, env, plan.httpSeconds);
-        rows.push({ workload: 'HTTP floor (fixed 200 JSON)', target: 'nginx', rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
-    } finally {
-        await stopServer(server);
-    }
+    return startServer('nginx', ['nginx', '-e', `${dir}/error.log`, '-p', dir, '-c', conf], { url, port });
 }
 
+/** The wrk environment of workload `w` (a key of httpWorkloads) in legacy session `sid`, if any. */
+const workloadEnv = (w, sid) => wrkEnv([httpWorkloads[w].request(sid)], httpWorkloads[w].expect);
+
 async function httpGroup() {
-    await nginxFloor();
-    const all = Object.keys(httpWorkloads);
-    const duet = await startServer('duet', [bin.duet, 'serve', '--port', '0']);
+    // The floor and Duet's two tools/call rows are what the HTTP verdicts compare: both servers stay up and
+    // the three rows run in alternating slices.
+    const nginx = await startNginx();
+    let duet;
     try {
-        await measureHttp(duet, 'Duet', all, { legacySession: true, single: ['HTTP modern tools/call'] });
+        duet = await startServer('duet', [bin.duet, 'serve', '--port', '0']);
+        const sid = await openLegacySession(duet.url);
+        const modern = workloadEnv('HTTP modern tools/call');
+        await wrk('nginx: warm-up', nginx, modern, plan.warmupSeconds);
+        await wrk('Duet: warm-up', duet, modern, plan.warmupSeconds);
+        const entry = (server, target, workload, env) => ({ server, target, workload, env, connections: plan.connections });
+        await slicedHttpRows([
+            entry(nginx, 'nginx', floorWorkload, modern),
+            entry(duet, 'Duet', 'HTTP modern tools/call', modern),
+            entry(duet, 'Duet', 'HTTP legacy tools/call', workloadEnv('HTTP legacy tools/call', sid))
+        ]);
+        await stopServers(nginx);
+        await measureHttp(duet, 'Duet', ['HTTP modern tools/list', 'HTTP server/discover'], { legacySession: false, single: ['HTTP modern tools/call'] });
     } finally {
-        await stopServer(duet);
+        await stopServers(nginx, duet);
     }
     // Diagnostic: Duet's library with `echo` as a coroutine, which skips the blocking pool the demo's plain
     // `echo` hops through.
@@ -284,6 +346,7 @@ async function httpGroup() {
     } finally {
         await stopServer(lib);
     }
+    const all = Object.keys(httpWorkloads);
     const sdk1 = await startServer('sdk1', ['node', path.join(peers, 'sdk1-echo.mjs'), '--port', '0']);
     try {
         await measureHttp(sdk1, 'sdk@1.32.2', ['HTTP legacy tools/call'], { legacySession: true });
@@ -318,48 +381,73 @@ const gatewayPeers = [
 ];
 const peerGatewayTarget = (peer, transport) => `duet gateway → ${peer.target} (${transport === 'stdio' ? 'stdio' : 'HTTP'})`;
 
-/** The gateway in front of `upstream` (a URL or 'stdio:CMD'), measured as `target`; `alsoPids` serve too. */
-async function measureGateway(name, target, upstream, { alsoPids = [], single = [], warmupSeconds } = {}) {
+/** `duet gateway` in front of `upstream` (a URL or 'stdio:CMD'); `alsoPids` (its HTTP upstream) serve with it. */
+async function startGateway(name, upstream, alsoPids = []) {
     const gateway = await startServer(name, [bin.duet, 'gateway', '--port', '0', '--upstream', upstream]);
     gateway.alsoPids = alsoPids;
-    try {
-        await measureHttp(gateway, target, gatewayWorkloads, { legacySession: true, single, warmupSeconds });
-    } finally {
-        await stopServer(gateway);
-    }
+    return gateway;
 }
 
 // Over stdio the gateway starts the upstream (its children are counted with it); over HTTP the upstream is a
 // server of its own on the same core, counted with the gateway. Server CPU and RSS are the gateway's and its
-// upstream's together.
+// upstream's together. The rows a verdict compares, a direct server's and the gateways' in front of the same
+// program, run in alternating slices with all of them up (slicedHttpRows), the direct row under a target of
+// its own (besideGateways) so that it is not confused with the http group's row of the same server.
+const besideGateways = target => `${target}, direct (sliced with its gateways)`;
+
 async function gatewayGroup() {
-    await measureGateway('gateway-stdio', gatewayTargets.stdio, `stdio:${bin.duet} serve --stdio`, { single: ['HTTP modern tools/call'] });
-    const upstream = await startServer('gateway-upstream', [bin.duet, 'serve', '--port', '0']);
+    const duetCall = 'HTTP modern tools/call';
+    const started = [];
+    const start = async (s) => (started.push(await s), started.at(-1));
     try {
-        await measureGateway('gateway-http', gatewayTargets.http, upstream.url, { alsoPids: [upstream.pid], single: ['HTTP modern tools/call'] });
+        const direct = await start(startServer('gateway-direct', [bin.duet, 'serve', '--port', '0']));
+        const upstream = await start(startServer('gateway-upstream', [bin.duet, 'serve', '--port', '0']));
+        const viaStdio = await start(startGateway('gateway-stdio', `stdio:${bin.duet} serve --stdio`));
+        const viaHttp = await start(startGateway('gateway-http', upstream.url, [upstream.pid]));
+        const env = workloadEnv(duetCall);
+        for (const s of [direct, viaStdio, viaHttp]) await wrk(`${s.name}: warm-up`, s, env, plan.warmupSeconds);
+        await slicedHttpRows([
+            { server: direct, target: besideGateways('Duet'), workload: oneConnection(duetCall), env, connections: 1 },
+            { server: viaStdio, target: gatewayTargets.stdio, workload: oneConnection(duetCall), env, connections: 1 },
+            { server: viaHttp, target: gatewayTargets.http, workload: oneConnection(duetCall), env, connections: 1 }
+        ]);
+        // Reported only (no verdict): the gateways at 32 connections.
+        await measureHttp(viaStdio, gatewayTargets.stdio, gatewayWorkloads, { legacySession: true });
+        await measureHttp(viaHttp, gatewayTargets.http, gatewayWorkloads, { legacySession: true });
     } finally {
-        await stopServer(upstream);
+        await stopServers(...started.reverse());
     }
     for (const peer of gatewayPeers) {
         const script = path.join(peers, peer.script);
-        // The direct rows come from the http group of this run; without it they are measured here.
-        const missing = [...new Set(Object.values(peer.direct))].filter(w => !find(w, peer.target));
-        if (missing.length) {
-            const direct = await startServer(`${peer.key}-direct`, ['node', script, '--port', '0']);
-            try {
-                await measureHttp(direct, peer.target, missing, { legacySession: peer.legacySession });
-            } finally {
-                await stopServer(direct);
-            }
-        }
-        // The gateway starts its pool's Node children as modern requests first need them, each taking a second
-        // or more to start on a busy machine: a longer warm-up keeps their start-up out of the measured run.
-        await measureGateway(`gateway-stdio-${peer.key}`, peerGatewayTarget(peer, 'stdio'), `stdio:node ${script} --stdio`, { warmupSeconds: quick ? 3 : 5 });
-        const up = await startServer(`gateway-upstream-${peer.key}`, ['node', script, '--port', '0']);
+        const running = [];
+        const up = async (s) => (running.push(await s), running.at(-1));
         try {
-            await measureGateway(`gateway-http-${peer.key}`, peerGatewayTarget(peer, 'http'), up.url, { alsoPids: [up.pid] });
+            const direct = await up(startServer(`${peer.key}-direct`, ['node', script, '--port', '0']));
+            const viaStdio = await up(startGateway(`gateway-stdio-${peer.key}`, `stdio:node ${script} --stdio`));
+            const upstream = await up(startServer(`gateway-upstream-${peer.key}`, ['node', script, '--port', '0']));
+            const viaHttp = await up(startGateway(`gateway-http-${peer.key}`, upstream.url, [upstream.pid]));
+            const directSid = peer.legacySession ? await openLegacySession(direct.url) : undefined;
+            const entries = [...new Set(Object.values(peer.direct))].map(w => ({
+                server: direct, target: besideGateways(peer.target), workload: w, env: workloadEnv(w, directSid), connections: plan.connections
+            }));
+            for (const [transport, gateway] of [['stdio', viaStdio], ['http', viaHttp]]) {
+                const sid = await openLegacySession(gateway.url);
+                for (const w of gatewayWorkloads)
+                    entries.push({ server: gateway, target: peerGatewayTarget(peer, transport), workload: w, env: workloadEnv(w, sid), connections: plan.connections });
+            }
+            // Warm-up: JIT and connections; the gateway starts its pool's Node children as modern requests first
+            // need them, each taking a second or more to start on a busy machine, so the first workload through a
+            // gateway gets a longer warm-up.
+            const warmed = new Set();
+            for (const e of entries) {
+                const first = !warmed.has(e.server);
+                warmed.add(e.server);
+                const seconds = first && e.server !== direct ? (quick ? 3 : 5) : plan.warmupSeconds;
+                await wrk(`${e.target}, ${e.workload}: warm-up`, e.server, e.env, seconds);
+            }
+            await slicedHttpRows(entries);
         } finally {
-            await stopServer(up);
+            await stopServers(...running.reverse());
         }
     }
 }
@@ -497,7 +585,7 @@ function verdicts() {
             check(`${target}, ${w}: share of direct throughput (reported)`, undefined, `n/a — gateway and an upstream as fast as it share one core; ${kept(g, direct)}`);
         }
         const w = 'HTTP modern tools/call';
-        const direct = find(oneConnection(w), 'Duet');
+        const direct = find(oneConnection(w), besideGateways('Duet'));
         const g = find(oneConnection(w), target);
         if (direct && g) check(`${target}, ${w}: adds ≤ 100 µs at p50`, g.p50_us - direct.p50_us <= 100, `adds ${fmt(g.p50_us - direct.p50_us)} µs at p50 over one connection (${ms(g.p50_us)} vs ${ms(direct.p50_us)} ms); at ${plan.connections} connections ${ms(find(w, target)?.p50_us)} vs ${ms(find(w, 'Duet')?.p50_us)} ms`);
     }
@@ -506,7 +594,7 @@ function verdicts() {
         for (const transport of ['stdio', 'http'])
             for (const w of gatewayWorkloads) {
                 const target = peerGatewayTarget(peer, transport);
-                const direct = find(peer.direct[w], peer.target);
+                const direct = find(peer.direct[w], besideGateways(peer.target));
                 const g = find(w, target);
                 if (!direct || !g) continue;
                 check(`${target}, ${w}: ≥ 80 % of direct throughput`, g.rate >= 0.8 * direct.rate, kept(g, direct, peer.direct[w] === w ? undefined : peer.direct[w]));
@@ -621,7 +709,10 @@ ${versions().map(l => `- ${l}`).join('\n')}
 
 ## Figures
 
-${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} s per run after a ${plan.warmupSeconds} s warm-up;
+${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} s per run after a ${plan.warmupSeconds} s warm-up. The rows an HTTP
+verdict compares run in ${plan.httpSlices} alternating slices of ${plan.httpSliceSeconds} s against servers kept running, each row summing its own (p50
+and p99 from the slices' pooled latencies): the nginx floor with Duet's modern and legacy \`tools/call\`; Duet direct
+with the gateways in front of it over one connection; each TypeScript peer direct with the gateways in front of it.
 stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with 64 in flight after 2 000 warm-up requests; Duet's two rows and
 sdk@1.32.2's run in ${plan.stdioSlices} alternating slices of ${plan.stdioSliceSeconds} s each (a fresh process and warm-up per slice), summed per row.
 Duet's legacy HTTP runs share one session (opened first); sdk@1.32.2 likewise; server@2.4.0 serves legacy

@@ -6,6 +6,8 @@
 --                      request (concurrent requests of one legacy session need distinct ids)
 --   BENCH_HEADERS_<i>  its extra headers, "Name: value" pairs separated by "|"
 --   BENCH_EXPECT       a substring every good answer contains (e.g. "text":"hello")
+--   BENCH_HISTOGRAM    optional: a file done() writes the latency histogram to, one "microseconds count" line
+--                      per distinct latency, so runs taken in slices can be pooled into exact percentiles
 -- An answer is bad when its status is not 200, it lacks BENCH_EXPECT, or it carries a JSON-RPC error or an
 -- isError result. done() prints one machine-readable line:
 --   BENCH requests=N seconds=S rate=R p50_us=A p99_us=B bad=K socket_errors=E
@@ -94,4 +96,15 @@ function done(summary, latency, requests_stats)
     "BENCH requests=%d seconds=%.3f rate=%.0f p50_us=%d p99_us=%d bad=%d socket_errors=%d\n",
     summary.requests, seconds, summary.requests / seconds, latency:percentile(50), latency:percentile(99),
     total_bad, e.connect + e.read + e.write + e.timeout))
+  local histogram = os.getenv("BENCH_HISTOGRAM")
+  if histogram and histogram ~= "" then
+    local lines = {}
+    for i = 1, #latency do -- #latency: the distinct latencies; latency(i): the i-th, and how many had it
+      local us, count = latency(i)
+      lines[i] = string.format("%d %d", us, count)
+    end
+    local f = assert(io.open(histogram, "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+  end
 end
