@@ -1,5 +1,5 @@
 // duet gateway: connects to the upstream once to learn it, then serves it on Streamable HTTP to clients of
-// both eras. Upstream connections live on a thread of their own; the HTTP server runs on its own threads.
+// both eras. Upstream connections and the HTTP server share one io_context and its threads.
 #include "cmd_gateway.hpp"
 
 #include <duet/client/connect_mode.hpp>
@@ -8,18 +8,19 @@
 #include <duet/transport/http_server.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace duet::apps {
@@ -155,6 +156,16 @@ struct served_upstream {
     std::string path;
 };
 
+// Runs `io` on this thread until `done` is ready. For the work before the HTTP server runs `io` and after it
+// stopped it: nothing else runs `io` then.
+template<class T>
+T run_until(asio::io_context& io, std::future<T> done) {
+    io.restart();
+    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        io.run_one();
+    return done.get();
+}
+
 int run_gateway(gateway_cli const& cli) {
     std::string why;
     auto upstreams = parse_upstreams(cli.upstreams, why);
@@ -169,20 +180,20 @@ int run_gateway(gateway_cli const& cli) {
         return 2;
     }
 
-    // Every upstream connection lives on this one thread (a backend needs an executor that runs one handler
-    // at a time); the HTTP server runs on threads of its own.
-    asio::io_context upstream_io;
-    auto work = asio::make_work_guard(upstream_io);
-    std::thread upstream_thread([&upstream_io] { upstream_io.run(); });
+    // The upstream connections run on the HTTP server's io_context (a backend needs an executor that runs one
+    // handler at a time: the io_context itself when one thread serves, else a strand), so a forwarded call
+    // stays on the thread that read its request. With a thread of their own every call crossed threads twice,
+    // a wake-up each way on a core the upstream may share, and what one thread allocated the other freed.
+    asio::io_context io;
+    asio::any_io_executor const upstream_ex = transport::io_threads_for(cli.http) == 1
+                                                  ? asio::any_io_executor(io.get_executor())
+                                                  : asio::any_io_executor(asio::make_strand(io));
     std::vector<served_upstream> served;
     auto stop_upstreams = [&] {
         for (auto& s : served) {
             s.backend->detach();
-            asio::co_spawn(upstream_io, s.backend->async_close(), asio::use_future).get();
+            run_until(io, asio::co_spawn(upstream_ex, s.backend->async_close(), asio::use_future));
         }
-        work.reset();
-        upstream_io.stop();
-        upstream_thread.join();
     };
 
     for (auto& u : *upstreams) {
@@ -193,10 +204,9 @@ int run_gateway(gateway_cli const& cli) {
         options.lenient_args = cli.lenient_args;
         options.pool_size = cli.pool_size;
         options.share_sessions = cli.share_sessions;
-        auto created =
-            asio::co_spawn(upstream_io, gateway::upstream_backend::async_create(std::move(options)),
-                           asio::use_future)
-                .get();
+        auto created = run_until(
+            io, asio::co_spawn(upstream_ex, gateway::upstream_backend::async_create(std::move(options)),
+                               asio::use_future));
         if (!created) {
             std::fprintf(stderr, "duet gateway: cannot reach the upstream %s%s: %s\n",
                          u.name.empty() ? "" : (u.name + " = ").c_str(), client::describe(u.target).c_str(),
@@ -216,7 +226,7 @@ int run_gateway(gateway_cli const& cli) {
     std::vector<transport::http_route> routes;
     for (auto& s : served)
         routes.push_back({s.path, s.srv.get()});
-    transport::http_server http(std::move(routes), cli.http);
+    transport::http_server http(std::move(routes), cli.http, io);
     if (auto ec = http.listen()) {
         std::fprintf(stderr, "duet gateway: cannot listen on %s:%u: %s\n", cli.http.host.c_str(),
                      unsigned(cli.http.port), ec.message().c_str());

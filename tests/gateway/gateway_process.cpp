@@ -56,8 +56,12 @@ gateway_process::gateway_process(std::vector<std::string> args)
 }
 
 gateway_process::~gateway_process() {
+    stop();
+}
+
+int gateway_process::stop() {
     child_.signal(SIGTERM);
-    child_.wait_exit(wait_limit);
+    return child_.wait_exit(wait_limit);
 }
 
 bool gateway_process::wait_for_log(std::string const& text, std::chrono::milliseconds limit) const {

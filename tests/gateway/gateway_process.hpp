@@ -50,6 +50,9 @@ public:
     /// The URL it printed.
     [[nodiscard]] std::string const& url() const noexcept { return url_; }
     [[nodiscard]] std::string stderr_text() const { return child_.stderr_text(); }
+    /// SIGTERM (the drain), then its exit status once it exited: -1 when it did not in time or died of a
+    /// signal.
+    int stop();
     /// Waits until its stderr contains `text`; false when it does not in time.
     bool wait_for_log(std::string const& text,
                       std::chrono::milliseconds limit =

@@ -2,6 +2,7 @@
 // Streamable HTTP by a client of the other era: results shaped for the client's era, a question of the
 // upstream parked as an input_required round and answered on the retry, flat tool arguments, an upstream that
 // cannot be reached.
+#include "gateway/announcing_upstream.hpp"
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
@@ -18,7 +19,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -156,6 +159,41 @@ TEST(Gateway, UpstreamThatDiesFailsItsCallAndIsStartedAgain) {
     auto const second_pid = first_text(result_of(after));
     EXPECT_FALSE(second_pid.empty()) << after;
     EXPECT_NE(second_pid, first_pid) << "the dead child served again?";
+}
+
+// Requirement: SIGTERM drains. A call in flight through the gateway is still answered, then the gateway
+// closes its upstream (the stdio child exits) and exits 0. The upstream side shares the HTTP server's
+// io_context, so it must go on through the drain and be closed after it.
+TEST(Gateway, SigtermAnswersTheCallInFlightThenEndsItsUpstreamAndExitsZero) {
+    DUET_SKIP_WITHOUT_PINNED_NODE();
+    announcing_upstream up;
+    gateway_process gw(up.upstream(true), {"--era", "modern"});
+    mcp_http c(gw.ep());
+    auto const first = only_message(c.post(modern_request(1, "tools/call", call_params("pid"))));
+    auto const upstream_pid = std::stoi(first_text(result_of(first)));
+
+    // `gather` waiting for company it never gets answers "PID alone" after wait_ms.
+    json::value slow;
+    std::thread caller([&] {
+        mcp_http c2(gw.ep());
+        slow = only_message(c2.post(
+            modern_request(2, "tools/call", call_params("gather", {{"count", 99}, {"wait_ms", 3000}}))));
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000)); // the call is at the upstream by now
+    EXPECT_EQ(gw.stop(), 0) << gw.stderr_text();
+    caller.join();
+    EXPECT_EQ(first_text(result_of(slow)), std::to_string(upstream_pid) + " alone") << slow;
+
+    // Gone, or a zombie nobody reaped yet (the gateway, its parent, exited first).
+    auto const running = [upstream_pid] {
+        std::ifstream stat("/proc/" + std::to_string(upstream_pid) + "/stat");
+        std::string pid, comm, state;
+        return static_cast<bool>(stat >> pid >> comm >> state) && state != "Z";
+    };
+    auto const deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (running() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(running()) << "the upstream child outlived the gateway";
 }
 
 TEST(Gateway, AnUnreachableUpstreamIsReportedAtStart) {

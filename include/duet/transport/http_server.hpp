@@ -22,6 +22,7 @@
 
 #include <duet/server/server.hpp>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -70,6 +71,10 @@ struct http_options {
     std::optional<std::string> bearer_token;
 };
 
+/// The threads an http_server given `options` serves on: io_threads, or when 0 one per CPU this process may
+/// run on.
+[[nodiscard]] std::size_t io_threads_for(http_options const& options);
+
 /// One endpoint of an http_server: the server answering at `path` (e.g. "/mcp/search"). Each endpoint keeps
 /// its own legacy sessions.
 struct http_route {
@@ -85,6 +90,11 @@ public:
     /// answered 404 naming the served ones. Throws std::invalid_argument for no route, a route without a
     /// server, a path not starting with "/" (or holding a query), or two routes at one path.
     http_server(std::vector<http_route> routes, http_options options);
+    /// The same, serving on `io`, which the caller owns and which must outlive this object: other work on
+    /// `io` (e.g. a gateway's upstream connections) then shares the server's threads instead of handing every
+    /// request to a thread of its own. run() runs `io` and returns once it stopped it after the drain; to
+    /// finish other work on `io` afterwards, restart it.
+    http_server(std::vector<http_route> routes, http_options options, boost::asio::io_context& io);
     ~http_server();
     http_server(http_server const&) = delete;
     http_server& operator=(http_server const&) = delete;

@@ -176,9 +176,11 @@ enum class relay_end {
 
 class http_server::impl : public std::enable_shared_from_this<http_server::impl> {
 public:
-    impl(std::vector<http_route> routes, http_options options)
-        : routes_(std::move(routes)), options_(std::move(options)), acceptor_(io_),
-          sessions_(options_.max_sessions), signals_(io_, SIGINT, SIGTERM), sweep_(io_),
+    /// Serves on `io` when given, else on an io_context of its own.
+    impl(std::vector<http_route> routes, http_options options, asio::io_context* io)
+        : routes_(std::move(routes)), options_(std::move(options)),
+          own_io_(io ? nullptr : std::make_unique<asio::io_context>()), io_(io ? *io : *own_io_),
+          acceptor_(io_), sessions_(options_.max_sessions), signals_(io_, SIGINT, SIGTERM), sweep_(io_),
           expected_authorization_(options_.bearer_token ? "Bearer " + *options_.bearer_token
                                                         : std::string()) {}
 
@@ -217,7 +219,7 @@ public:
     }
 
     void run() {
-        auto const io_threads = options_.io_threads != 0 ? options_.io_threads : usable_cpus();
+        auto const io_threads = io_threads_for(options_);
         // One thread already runs one handler at a time: strands would only add a lock and a hand-off to
         // every completion.
         serial_ = io_threads == 1;
@@ -1221,7 +1223,8 @@ private:
 
     std::vector<http_route> routes_;
     http_options options_;
-    asio::io_context io_;
+    std::unique_ptr<asio::io_context> own_io_; ///< null when the caller's io_context is served on
+    asio::io_context& io_;
     bool serial_ = false; ///< one thread runs io_ (set by run() before anything is accepted)
     tcp::acceptor acceptor_;
     http::session_store sessions_;
@@ -1259,11 +1262,18 @@ std::vector<http_route> checked_routes(std::vector<http_route> routes) {
 
 } // namespace
 
+std::size_t io_threads_for(http_options const& options) {
+    return options.io_threads != 0 ? options.io_threads : usable_cpus();
+}
+
 http_server::http_server(server::server& srv, http_options options)
     : http_server(std::vector<http_route>{{options.path, &srv}}, options) {}
 
 http_server::http_server(std::vector<http_route> routes, http_options options)
-    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options))) {}
+    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options), nullptr)) {}
+
+http_server::http_server(std::vector<http_route> routes, http_options options, asio::io_context& io)
+    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options), &io)) {}
 
 http_server::~http_server() = default;
 
