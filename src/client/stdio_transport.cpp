@@ -3,6 +3,7 @@
 // waits, then sends SIGTERM, waits, then SIGKILL.
 #include <duet/jsonrpc/codec.hpp>
 
+#include "support/line_splitter.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -191,44 +191,31 @@ private:
         write_out();
     }
 
-    // Reads into one buffer and hands on every whole line as soon as a read completes it. Each byte is looked
-    // at once (memchr from where the last look stopped): async_read_until walked the buffer byte by byte
-    // through its iterators and the loop below then searched it again, about 10 instructions a byte.
+    // Hands on every whole line as soon as a read completes it. A line of max_line_bytes or more ends the
+    // conversation with the error async_read_until gave at its limit (it counted the buffer, so a line of
+    // exactly the limit was already too long); a last line without a newline is not a message.
     static awaitable<void> read_loop(std::shared_ptr<stdio_transport> self) {
-        std::string buffer(initial_read_bytes, '\0');
-        std::size_t begin = 0;   // the first byte of the line not handed on yet
-        std::size_t end = 0;     // the end of what was read
-        std::size_t scanned = 0; // [begin, scanned) holds no newline
+        support::line_splitter split(max_line_bytes - 1, initial_read_bytes);
+        bool oversized = false;
         for (;;) {
-            if (end == buffer.size()) {
-                if (begin > 0) { // room at the front: the unfinished line moves there
-                    std::memmove(buffer.data(), buffer.data() + begin, end - begin);
-                    end -= begin;
-                    scanned -= begin;
-                    begin = 0;
-                } else if (buffer.size() >= max_line_bytes) {
-                    self->report_closed(asio::error::not_found); // what async_read_until said at its limit
-                    co_return;
-                } else {
-                    buffer.resize(std::min(buffer.size() * 2, max_line_bytes));
-                }
-            }
+            auto const room = split.space();
             auto const [ec, n] = co_await self->from_child_.async_read_some(
-                asio::buffer(buffer.data() + end, buffer.size() - end), tuple_awaitable);
+                asio::buffer(room.data(), room.size()), tuple_awaitable);
             if (ec) {
                 self->report_closed(ec);
                 co_return;
             }
-            end += n;
-            while (auto const* nl =
-                       static_cast<char const*>(std::memchr(buffer.data() + scanned, '\n', end - scanned))) {
-                std::string_view line(buffer.data() + begin, nl - (buffer.data() + begin));
-                begin = scanned = static_cast<std::size_t>(nl - buffer.data()) + 1;
-                self->take_line(line);
+            split.commit(
+                n,
+                [&](std::string_view line) {
+                    if (!oversized)
+                        self->take_line(line);
+                },
+                [&] { oversized = true; });
+            if (oversized) {
+                self->report_closed(asio::error::not_found);
+                co_return;
             }
-            scanned = end;
-            if (begin == end)
-                begin = end = scanned = 0;
         }
     }
 
@@ -240,10 +227,6 @@ private:
     }
 
     void take_line(std::string_view line) {
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        if (line.empty())
-            return;
         auto frame = jsonrpc::parse_frame(line, {.max_bytes = max_line_bytes});
         auto const deliver = [&](jsonrpc::parsed& p) {
             if (!p)

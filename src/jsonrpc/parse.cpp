@@ -1,10 +1,10 @@
 #include <duet/jsonrpc/codec.hpp>
 
+#include "value_parse.hpp"
+
 #include <boost/json/error.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
-#include <cmath>
 #include <utility>
 
 namespace duet::jsonrpc {
@@ -141,27 +141,6 @@ parsed parse_reply(envelope const& e) {
     return message{error_response{std::move(id), std::move(*err)}};
 }
 
-// A number too large for a double reads as infinity, which no JSON text can carry back out; such a frame is
-// refused whole rather than echoed as invalid JSON later.
-bool all_finite(boost::json::value const& v) {
-    switch (v.kind()) {
-    case boost::json::kind::double_:
-        return std::isfinite(v.get_double());
-    case boost::json::kind::array:
-        for (auto const& e : v.get_array())
-            if (!all_finite(e))
-                return false;
-        return true;
-    case boost::json::kind::object:
-        for (auto const& kv : v.get_object())
-            if (!all_finite(kv.value()))
-                return false;
-        return true;
-    default:
-        return true;
-    }
-}
-
 // parse_message on a value the caller gives up (its parts move into the message).
 parsed parse_owned(boost::json::value& v) {
     auto* o = v.if_object();
@@ -191,15 +170,17 @@ frame parse_frame(std::string_view bytes, parse_limits const& limits, boost::jso
 
     boost::json::parse_options options;
     options.max_depth = limits.max_depth;
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(bytes, ec, std::move(storage), options);
-    if (ec) {
-        if (ec == boost::json::error::too_deep)
+    auto text = detail::parse_value(bytes, std::move(storage), options);
+    if (text.ec) {
+        if (text.ec == boost::json::error::too_deep)
             return frame{parsed{fail(parse_errc::too_deep)}};
         return frame{parsed{fail(parse_errc::bad_json)}};
     }
-    if (!all_finite(v))
+    // A number too large for a double reads as infinity, which no JSON text can carry back out; such a frame
+    // is refused whole rather than echoed as invalid JSON later.
+    if (!text.all_finite)
         return frame{parsed{fail(parse_errc::bad_json)}};
+    auto& v = text.value;
 
     if (auto* a = v.if_array()) {
         if (a->empty())

@@ -102,11 +102,41 @@ void shape_capabilities(boost::json::object& caps, version v) {
         caps.erase("tasks");
 }
 
+// Which of the members shaping adds or removes at a result's top level it already has: one walk over the
+// result instead of a lookup per member (a result has a handful of members; an absent one cost a full
+// lookup each, several per message).
+struct top_members {
+    boost::json::value* result_type = nullptr;
+    bool ttl_ms = false;
+    bool cache_scope = false;
+    bool meta = false;
+};
+
+top_members top_members_of(boost::json::object& result) {
+    top_members m;
+    for (auto& kv : result) {
+        std::string_view const k = kv.key();
+        if (k == result_type)
+            m.result_type = &kv.value();
+        else if (k == "ttlMs")
+            m.ttl_ms = true;
+        else if (k == "cacheScope")
+            m.cache_scope = true;
+        else if (k == "_meta")
+            m.meta = true;
+    }
+    return m;
+}
+
 void shape_legacy(boost::json::object& result, version v, method_id method) {
-    result.erase(result_type);
-    result.erase("ttlMs");
-    result.erase("cacheScope");
-    if (auto* meta = object_at(result, "_meta")) {
+    auto const top = top_members_of(result);
+    if (top.result_type)
+        result.erase(result_type);
+    if (top.ttl_ms)
+        result.erase("ttlMs");
+    if (top.cache_scope)
+        result.erase("cacheScope");
+    if (auto* meta = top.meta ? object_at(result, "_meta") : nullptr) {
         meta->erase(meta_key::server_info);
         if (meta->empty())
             result.erase("_meta");
@@ -163,19 +193,26 @@ void shape_legacy(boost::json::object& result, version v, method_id method) {
 
 void shape_modern(boost::json::object& result, shape_context const& ctx) {
     result.reserve(result.size() + 4); // what may be added below: the object grows once at most
-    auto const* rt = result.if_contains(result_type);
+    auto const top = top_members_of(result);
+    auto* rt = top.result_type;
     bool const needs_input = rt && rt->is_string() && rt->get_string() == input_required;
-    if (!needs_input)
-        result[result_type] = "complete";
+    if (!needs_input) {
+        if (rt)
+            *rt = "complete"; // where it stands, as operator[] would
+        else
+            result.emplace(result_type, "complete");
+    }
     // Results of an input_required round must not be cached; cacheable methods always carry hints otherwise.
     if (needs_input || !info(ctx.method).cacheable) {
-        result.erase("ttlMs");
-        result.erase("cacheScope");
+        if (top.ttl_ms)
+            result.erase("ttlMs");
+        if (top.cache_scope)
+            result.erase("cacheScope");
     } else {
         result["ttlMs"] = ctx.hints.ttl_ms < 0 ? 0 : ctx.hints.ttl_ms;
         result["cacheScope"] = to_string(ctx.hints.scope);
     }
-    if (ctx.server_info && ctx.server_info_left_out && !result.contains("_meta")) {
+    if (ctx.server_info && ctx.server_info_left_out && !top.meta) {
         *ctx.server_info_left_out = true;
         return;
     }

@@ -748,8 +748,17 @@ private:
     // A modern retry: the sealed state of earlier rounds, plus the answers to what the last round asked.
     std::optional<protocol::error_object> restore_input(jsonrpc::request const& r,
                                                         detail::request_state& state) {
-        auto const& p = r.params.get_object();
-        if (auto const* token = p.if_contains("requestState")) {
+        // Both members in one walk over params (its keys are unique): most requests carry neither, and an
+        // absent member cost a full lookup each.
+        boost::json::value const* token = nullptr;
+        boost::json::value const* responses = nullptr;
+        for (auto const& kv : r.params.get_object()) {
+            if (kv.key() == "requestState")
+                token = &kv.value();
+            else if (kv.key() == "inputResponses")
+                responses = &kv.value();
+        }
+        if (token) {
             if (!token->is_string())
                 return protocol::invalid_params("Invalid params: requestState must be a string");
             auto opened = server_.sealer().open(token->get_string(), r.method, r.params,
@@ -758,7 +767,7 @@ private:
                 return protocol::invalid_params("Invalid params: " + opened.error().message);
             state.input = std::move(*opened);
         }
-        if (auto const* responses = p.if_contains("inputResponses")) {
+        if (responses) {
             if (!responses->is_object())
                 return protocol::invalid_params("Invalid params: inputResponses must be an object");
             // Answers to what the last round asked replace nothing sealed before them; any other key is

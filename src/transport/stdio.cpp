@@ -1,6 +1,8 @@
 #include <duet/server/connection.hpp>
 #include <duet/transport/stdio.hpp>
 
+#include "support/line_splitter.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -30,68 +32,6 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr std::size_t read_chunk = 64 * 1024;
-
-// Splits a byte stream into lines; a line longer than the bound is reported once and skipped up to its
-// newline. Empty lines are dropped, a trailing '\r' is not part of the line. A line is handed over as a view,
-// valid during the call: into the chunk when it lies there whole, else into what earlier chunks left.
-class line_splitter {
-public:
-    explicit line_splitter(std::size_t max_line) : max_line_(max_line) {}
-
-    template<class OnLine, class OnOversized>
-    void feed(std::string_view chunk, OnLine const& on_line, OnOversized const& on_oversized) {
-        while (!chunk.empty()) {
-            auto const nl = chunk.find('\n');
-            auto const part = chunk.substr(0, nl);
-            if (nl != std::string_view::npos && pending_.empty() && !discarding_) {
-                // The common case, a whole line in this chunk: no copy.
-                if (part.size() > max_line_)
-                    on_oversized();
-                else
-                    deliver(part, on_line);
-                chunk.remove_prefix(nl + 1);
-                continue;
-            }
-            if (!discarding_) {
-                if (pending_.size() + part.size() > max_line_) {
-                    discarding_ = true;
-                    pending_.clear();
-                    on_oversized();
-                } else {
-                    pending_.append(part);
-                }
-            }
-            if (nl == std::string_view::npos)
-                return;
-            chunk.remove_prefix(nl + 1);
-            if (!discarding_)
-                deliver(pending_, on_line);
-            pending_.clear();
-            discarding_ = false;
-        }
-    }
-
-    /// End of input: a final line without a newline still counts.
-    template<class OnLine>
-    void end(OnLine const& on_line) {
-        if (!discarding_ && !pending_.empty())
-            on_line(std::string_view(pending_));
-        pending_.clear();
-    }
-
-private:
-    template<class OnLine>
-    static void deliver(std::string_view line, OnLine const& on_line) {
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        if (!line.empty())
-            on_line(line);
-    }
-
-    std::size_t max_line_;
-    std::string pending_;
-    bool discarding_ = false;
-};
 
 // Whether `fd` can be read or written through the I/O threads' reactor (epoll): pipes and sockets can,
 // regular files cannot.
@@ -285,7 +225,7 @@ class reactor_input {
 public:
     reactor_input(asio::io_context& io, int fd, std::size_t max_line,
                   std::shared_ptr<server::connection> conn, std::function<void()> at_end)
-        : fd_(io), split_(max_line), conn_(std::move(conn)), at_end_(std::move(at_end)), buffer_(read_chunk) {
+        : fd_(io), split_(max_line, read_chunk), conn_(std::move(conn)), at_end_(std::move(at_end)) {
         boost::system::error_code ec;
         fd_.assign(::dup(fd), ec);
         ok_ = !ec;
@@ -294,50 +234,54 @@ public:
     [[nodiscard]] bool ok() const noexcept { return ok_; }
 
     void start() {
-        fd_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
-            // The lines of one read go to the connection together, in order, in one string (one allocation
-            // per read, not one per line); an oversized line in between goes after the lines before it.
-            std::string lines;
-            auto flush = [&] {
-                if (!lines.empty())
-                    conn_->receive_lines(std::exchange(lines, {}));
-            };
-            split_.feed(
-                std::string_view(buffer_.data(), n),
-                [&](std::string_view line) {
-                    if (lines.empty())
-                        lines.reserve(n + line.size() + 1);
-                    lines.append(line).push_back('\n');
-                },
-                [&] {
-                    flush();
-                    conn_->receive_oversized();
-                });
-            flush();
-            if (!ec) {
-                start();
-                return;
-            }
-            // End of input (or an input that failed): what was read is all there is.
-            split_.end([this](std::string_view line) { conn_->receive(std::string(line)); });
-            at_end_();
-        });
+        auto const room = split_.space();
+        fd_.async_read_some(asio::buffer(room.data(), room.size()),
+                            [this](boost::system::error_code ec, std::size_t n) {
+                                // The lines of one read go to the connection together, in order, in one
+                                // string (one allocation per read, not one per line); an oversized line in
+                                // between goes after the lines before it.
+                                std::string lines;
+                                auto flush = [&] {
+                                    if (!lines.empty())
+                                        conn_->receive_lines(std::exchange(lines, {}));
+                                };
+                                split_.commit(
+                                    n,
+                                    [&](std::string_view line) {
+                                        if (lines.empty())
+                                            lines.reserve(n + line.size() + 1);
+                                        lines.append(line).push_back('\n');
+                                    },
+                                    [&] {
+                                        flush();
+                                        conn_->receive_oversized();
+                                    });
+                                flush();
+                                if (!ec) {
+                                    start();
+                                    return;
+                                }
+                                // End of input (or an input that failed): what was read is all there is, and
+                                // a last line without a newline still counts (as it came: a trailing '\r' is
+                                // the JSON parser's whitespace).
+                                if (auto const last = split_.unfinished(); !last.empty())
+                                    conn_->receive(std::string(last));
+                                at_end_();
+                            });
     }
 
 private:
     asio::posix::stream_descriptor fd_;
     bool ok_ = false;
-    line_splitter split_;
+    support::line_splitter split_;
     std::shared_ptr<server::connection> conn_;
     std::function<void()> at_end_;
-    std::vector<char> buffer_;
 };
 
 // Reads with blocking read(2) on the calling thread, for an input the reactor cannot serve (a regular file,
 // a terminal).
 void read_blocking(int fd, std::size_t max_line, server::connection& conn) {
-    line_splitter split(max_line);
-    std::vector<char> buf(read_chunk);
+    support::line_splitter split(max_line, read_chunk);
     auto on_line = [&conn](std::string_view line) {
         conn.receive(std::string(line));
     };
@@ -345,14 +289,16 @@ void read_blocking(int fd, std::size_t max_line, server::connection& conn) {
         conn.receive_oversized();
     };
     for (;;) {
-        auto const n = ::read(fd, buf.data(), buf.size());
+        auto const room = split.space();
+        auto const n = ::read(fd, room.data(), room.size());
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        split.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), on_line, on_oversized);
+        split.commit(static_cast<std::size_t>(n), on_line, on_oversized);
     }
-    split.end(on_line);
+    if (auto const last = split.unfinished(); !last.empty())
+        on_line(last);
 }
 
 } // namespace

@@ -11,6 +11,8 @@
 #include "client/url_process.hpp"
 #include "http/servers.hpp"
 
+#include <boost/asio/error.hpp>
+
 #include <fstream>
 #include <sstream>
 
@@ -124,6 +126,39 @@ TEST(ClientStdioReader, LinesCutAnywhereComeThroughWhole) {
     ASSERT_FALSE(refused);
     ASSERT_EQ(refused.error().code, client::errc::rpc_error) << refused.error().to_string();
     EXPECT_EQ(refused.error().rpc->code, -32601);
+}
+
+// A line of 64 MiB (the reader's bound counts the line before its newline, and a line of exactly the bound is
+// already too long) ends the conversation: the call waiting for it fails as closed, with the error
+// async_read_until gave at that limit, and nothing after it is read.
+TEST(ClientStdioReader, LineOfTheBoundClosesTheConnection) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "oversized-answer"}},
+                       mode(client::connect_mode::legacy));
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_FALSE(tools);
+    EXPECT_EQ(tools.error().code, client::errc::closed) << tools.error().to_string();
+    EXPECT_EQ(tools.error().message,
+              "reading from the server failed: " +
+                  boost::asio::error::make_error_code(boost::asio::error::not_found).message());
+}
+
+// The last line a child writes without a newline is not a message: the call it would answer fails as
+// closed when the child's output ends.
+TEST(ClientStdioReader, FinalLineWithoutNewlineIsNotAMessage) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "unterminated-answer"}},
+                       mode(client::connect_mode::legacy));
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_FALSE(tools);
+    EXPECT_EQ(tools.error().code, client::errc::closed) << tools.error().to_string();
+    EXPECT_EQ(tools.error().message, "the server process closed its output");
 }
 
 TEST(ModernConnect, HandshakeVersionIsAUsageError) {

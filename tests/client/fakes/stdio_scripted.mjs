@@ -10,6 +10,10 @@
 //   node stdio_scripted.mjs fragmented         legacy-error, its lines ending in CRLF and a blank line, each
 //                                              written 7 bytes at a time, a notification in the same write
 //                                              as the answer to initialize, and one line of 20 000 bytes
+//   node stdio_scripted.mjs oversized-answer   legacy-error, answering tools/list with one line of 64 MiB (the
+//                                              client's bound), and exiting when its stdin closes
+//   node stdio_scripted.mjs unterminated-answer legacy-error, answering tools/list without the newline, then
+//                                              exiting
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -22,7 +26,11 @@ const send = mode !== 'fragmented' ? (m) => process.stdout.write(JSON.stringify(
     pieces = pieces.then(() => new Promise((done) => process.stdout.write(text.slice(i, i + 7), () => setTimeout(done, 1))));
 };
 
-createInterface({ input: process.stdin }).on('line', (line) => {
+const lines = createInterface({ input: process.stdin });
+// Its last write may never drain (the client stops reading): end with the client instead of waiting for it.
+if (mode === 'oversized-answer') lines.on('close', () => process.exit(0));
+
+lines.on('line', (line) => {
   if (log) appendFileSync(log, line + '\n');
   let m;
   try { m = JSON.parse(line); } catch { return; }
@@ -40,6 +48,16 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       params: { progressToken: 'nobody', progress: 1 } }) + '\n';
     send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: version, capabilities: { tools: {} },
       serverInfo: { name: 'fake-' + mode, version: '1.0.0' } } }, note);
+    return;
+  }
+  if (m.method === 'tools/list' && mode === 'oversized-answer') {
+    const head = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [] }, pad: '' }).slice(0, -2);
+    process.stdout.write(head + 'x'.repeat(64 * 1024 * 1024 - head.length - 2) + '"}\n');
+    return;
+  }
+  if (m.method === 'tools/list' && mode === 'unterminated-answer') {
+    const text = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [] } });
+    process.stdout.write(text, () => process.exit(0));
     return;
   }
   if (m.method === 'tools/list') {

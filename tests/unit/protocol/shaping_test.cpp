@@ -1075,4 +1075,41 @@ TEST(ShapingServerInfoLeftOut, OnlyWhenTheResultHasNoMeta) {
     EXPECT_FALSE(old.contains("_meta"));
 }
 
+// The top-level members shaping adds or removes are found in one walk, and only those present are erased:
+// wherever they stand, the shaped bytes are those of erasing each by name (an absent one is left alone).
+std::string shaped_bytes(std::string_view in, era e, method_id m) {
+    auto r = obj(in);
+    shape_result(
+        r,
+        {.era = e, .version = e == era::modern ? version::v2026_07_28 : version::v2025_11_25, .method = m});
+    return json::serialize(r);
+}
+
+TEST(ShapingTopMembers, ModernKeepsResultTypeWhereItStandsAndDropsHintsWhereverTheyStand) {
+    EXPECT_EQ(shaped_bytes(R"({"ttlMs":5,"content":[],"cacheScope":"public","resultType":"other","x":1})",
+                           era::modern, method_id::tools_call),
+              R"({"x":1,"content":[],"resultType":"complete"})");
+    EXPECT_EQ(shaped_bytes(R"({"resultType":"complete","content":[]})", era::modern, method_id::tools_call),
+              R"({"resultType":"complete","content":[]})");
+    EXPECT_EQ(shaped_bytes(R"({"content":[],"_meta":{"k":1}})", era::modern, method_id::tools_call),
+              R"({"content":[],"_meta":{"k":1},"resultType":"complete"})");
+    EXPECT_EQ(
+        shaped_bytes(R"({"cacheScope":"public","tools":[],"ttlMs":9})", era::modern, method_id::tools_list),
+        R"({"cacheScope":"private","tools":[],"ttlMs":0,"resultType":"complete"})");
+    EXPECT_EQ(shaped_bytes(R"({"resultType":"input_required","ttlMs":1,"inputRequests":{}})", era::modern,
+                           method_id::tools_call),
+              R"({"resultType":"input_required","inputRequests":{}})");
+}
+
+TEST(ShapingTopMembers, LegacyDropsEachModernMemberWhereverItStands) {
+    EXPECT_EQ(shaped_bytes(R"({"resultType":"complete","content":[],"ttlMs":1,"x":2,"cacheScope":"public"})",
+                           era::legacy, method_id::tools_call),
+              R"({"x":2,"content":[]})");
+    EXPECT_EQ(shaped_bytes(R"({"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{}},"y":1})",
+                           era::legacy, method_id::tools_call),
+              R"({"content":[],"y":1})");
+    EXPECT_EQ(shaped_bytes(R"({"content":[],"y":1})", era::legacy, method_id::tools_call),
+              R"({"content":[],"y":1})");
+}
+
 } // namespace
