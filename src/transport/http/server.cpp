@@ -6,6 +6,7 @@
 #include <duet/server/frame_storage.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "bounded_socket.hpp"
 #include "event_stream.hpp"
 #include "origin.hpp"
 #include "peer_watch.hpp"
@@ -65,6 +66,7 @@ struct frame_allocator {
 using request_body = bhttp::basic_string_body<char, std::char_traits<char>, frame_allocator<char>>;
 using request_fields = bhttp::basic_fields<frame_allocator<char>>;
 using request_t = bhttp::request<request_body, request_fields>;
+using http::bounded_socket;
 using http::event_stream;
 using http::legacy_session;
 using http::peer_watch;
@@ -245,7 +247,7 @@ private:
     // One accepted TCP connection, as the drain sees it. `idle` and `alive` are read and written on the
     // connection's strand only.
     struct socket_entry {
-        beast::tcp_stream* stream = nullptr;
+        bounded_socket* stream = nullptr;
         asio::any_io_executor strand;
         bool idle = false; ///< waiting for a next request of which nothing has arrived
         bool alive = true;
@@ -360,7 +362,7 @@ private:
             socket.set_option(tcp::no_delay(true), ec);
             ++open_sockets_;
             auto ex = socket.get_executor();
-            asio::co_spawn(ex, serve_socket(beast::tcp_stream(std::move(socket))),
+            asio::co_spawn(ex, serve_socket(std::move(socket)),
                            [self = shared_from_this()](std::exception_ptr e) {
                                if (e) {
                                    try {
@@ -387,7 +389,7 @@ private:
     // Coroutine arguments are lvalues on purpose: GCC 12 can destroy a temporary passed to a coroutine before
     // the coroutine is done with it, so callers name what they pass. The head is written by hand (the bytes
     // Beast would write, see response_head.hpp) and goes out with the body in one gathered write.
-    asio::awaitable<void> write_reply(beast::tcp_stream& stream, request_t const& req, reply& r,
+    asio::awaitable<void> write_reply(bounded_socket& stream, request_t const& req, reply& r,
                                       bool keep_alive) {
         std::string head;
         head.reserve(128);
@@ -398,11 +400,13 @@ private:
                                           .body_size = r.body.size(),
                                           .keep_alive = keep_alive});
         std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
-        stream.expires_after(options_.read_timeout);
+        stream.bound(options_.read_timeout);
         co_await asio::async_write(stream, buffers, use_nothrow);
+        stream.unbound();
     }
 
-    asio::awaitable<void> serve_socket(beast::tcp_stream stream) {
+    asio::awaitable<void> serve_socket(tcp::socket socket) {
+        bounded_socket stream(std::move(socket), std::min(options_.idle_timeout, options_.read_timeout));
         beast::flat_buffer buffer;
         auto entry = std::make_shared<socket_entry>();
         entry->stream = &stream;
@@ -414,10 +418,12 @@ private:
             bhttp::request_parser<request_body, frame_allocator<char>> parser;
             parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
             parser.body_limit(options_.max_body_bytes);
-            stream.expires_after(options_.idle_timeout);
+            // The whole request, from when it is awaited to its last byte, within the idle timeout.
+            stream.bound(options_.idle_timeout);
             entry->idle = buffer.size() == 0;
             // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
             auto ec_result = co_await bhttp::async_read(stream, buffer, parser, use_nothrow);
+            stream.unbound();
             auto ec = std::get<0>(ec_result);
             entry->idle = false;
 
@@ -456,14 +462,13 @@ private:
     // functions that return the coroutine serving the request, so a request creates one frame for its last
     // step (respond, respond_in_session, or this) and none for each step of the routing: frames over the
     // 1 020 bytes Asio's per-thread recycler keeps are a malloc and a free each.
-    asio::awaitable<bool> send_reply(beast::tcp_stream& stream, request_t const& req, reply r,
-                                     bool keep_alive) {
+    asio::awaitable<bool> send_reply(bounded_socket& stream, request_t const& req, reply r, bool keep_alive) {
         co_await write_reply(stream, req, r, keep_alive);
         co_return true;
     }
 
     // Returns (the coroutine that says) whether the connection may carry another request.
-    asio::awaitable<bool> handle(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
+    asio::awaitable<bool> handle(bounded_socket& stream, request_t& req, bool keep_alive) {
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
         auto* const route = route_at(path);
@@ -580,7 +585,7 @@ private:
     }
 
     // A plain function, as handle(): the parsed message moves on into the coroutine that serves it.
-    asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_post(bounded_socket& stream, request_t& req, bool keep_alive,
                                       server::server& srv) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
             reply answer = reply{bhttp::status::not_acceptable,
@@ -623,7 +628,7 @@ private:
         return send_reply(stream, req, std::move(answer), keep_alive);
     }
 
-    asio::awaitable<bool> handle_batch(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_batch(bounded_socket& stream, request_t& req, bool keep_alive,
                                        jsonrpc::batch b, std::shared_ptr<legacy_session> session,
                                        bool unknown) {
         if (unknown) {
@@ -665,7 +670,7 @@ private:
     }
 
     // A plain function, as handle(). The socket's strand is the executor of the coroutine serving it.
-    asio::awaitable<bool> handle_request(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_request(bounded_socket& stream, request_t& req, bool keep_alive,
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
                                          bool unknown, server::server& srv) {
         auto facts = facts_of(req);
@@ -702,7 +707,7 @@ private:
     }
 
     // A modern listen, within the bound on open listen streams.
-    asio::awaitable<bool> serve_listen(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> serve_listen(bounded_socket& stream, request_t const& req, bool keep_alive,
                                        jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
         if (open_listens_ >= options_.max_listen_streams) {
             reply answer = reply{bhttp::status::service_unavailable,
@@ -721,7 +726,7 @@ private:
     }
 
     // initialize: a new session, kept when the handshake succeeds; its id goes out on the response.
-    asio::awaitable<bool> open_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> open_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                        jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
         auto s = sessions_.create(options_.replay_events, options_.resumable_streams);
         if (!s) {
@@ -758,7 +763,7 @@ private:
     // ----------------------------------------------------------------------------------------
 
     // The head of an SSE response: chunked, so the connection can carry more requests after the stream ends.
-    asio::awaitable<bool> begin_sse(beast::tcp_stream& stream, request_t const& req, bool keep_alive) {
+    asio::awaitable<bool> begin_sse(bounded_socket& stream, request_t const& req, bool keep_alive) {
         bhttp::response<bhttp::empty_body> head{bhttp::status::ok, req.version()};
         head.set(bhttp::field::content_type, "text/event-stream");
         head.set(bhttp::field::cache_control, "no-cache");
@@ -766,32 +771,35 @@ private:
         head.keep_alive(keep_alive);
         head.chunked(true);
         bhttp::response_serializer<bhttp::empty_body> sr{head};
-        stream.expires_after(options_.read_timeout);
+        stream.bound(options_.read_timeout);
         // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
         auto written = co_await bhttp::async_write_header(stream, sr, use_nothrow);
+        stream.unbound();
         co_return !std::get<0>(written);
     }
 
     // The last chunk of an SSE body.
-    asio::awaitable<bool> end_sse(beast::tcp_stream& stream) {
-        stream.expires_after(options_.read_timeout);
+    asio::awaitable<bool> end_sse(bounded_socket& stream) {
+        stream.bound(options_.read_timeout);
         auto written = co_await asio::async_write(stream, bhttp::make_chunk_last(), use_nothrow);
+        stream.unbound();
         co_return !std::get<0>(written);
     }
 
     // One chunk of a chunked SSE body.
-    asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, std::string& data) {
-        stream.expires_after(options_.read_timeout);
+    asio::awaitable<bool> write_chunk(bounded_socket& stream, std::string& data) {
+        stream.bound(options_.read_timeout);
         // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
         auto ec_result =
             co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(data)), use_nothrow);
+        stream.unbound();
         auto ec = std::get<0>(ec_result);
 
         co_return !ec;
     }
 
     // One message as an SSE event; `id` empty for none (modern streams are not resumable).
-    asio::awaitable<bool> write_event(beast::tcp_stream& stream, std::string_view id, std::string_view data) {
+    asio::awaitable<bool> write_event(bounded_socket& stream, std::string_view id, std::string_view data) {
         std::string chunk;
         chunk.reserve(data.size() + id.size() + 16);
         if (!id.empty())
@@ -803,7 +811,7 @@ private:
     // What opens a session stream: with SSE polling (2025-11-25) a priming event, the stream's position as
     // its id and empty data, with the reconnection delay; before that only the delay, which older clients
     // ignore.
-    asio::awaitable<bool> write_stream_opening(beast::tcp_stream& stream, event_stream const& es,
+    asio::awaitable<bool> write_stream_opening(bounded_socket& stream, event_stream const& es,
                                                std::uint64_t after, bool polling) {
         std::string chunk = "retry: " + std::to_string(options_.sse_retry.count()) + "\n";
         if (polling)
@@ -827,7 +835,7 @@ private:
     // connection cancels a modern request (DIGEST §9), noticed at once (peer_watch), so a dead listen frees
     // its slot promptly. A plain function, as handle(): an answer ready at once goes out through send_reply;
     // anything else goes on in follow().
-    asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> respond(bounded_socket& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
                                   protocol::http_facts facts, bool modern) {
         // The queue and the answer in one block (one allocation where there were two); both callbacks below
@@ -874,7 +882,7 @@ private:
 
     // The rest of respond() for an answer not ready at once: `got` is what the queue held then (`line` the
     // message it took).
-    asio::awaitable<bool> follow(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> follow(bounded_socket& stream, request_t const& req, bool keep_alive,
                                  std::shared_ptr<server::connection> conn,
                                  std::shared_ptr<stream_queue> queue,
                                  std::shared_ptr<server::connection::handled> outcome, std::string line,
@@ -999,7 +1007,7 @@ private:
 
     // Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while
     // idle, until one of relay_end happens. The session's reader must be attached as `token`.
-    asio::awaitable<relay_end> relay(beast::tcp_stream& stream, event_stream& es, std::uint64_t token,
+    asio::awaitable<relay_end> relay(bounded_socket& stream, event_stream& es, std::uint64_t token,
                                      std::uint64_t after, stream_queue& wake, peer_watch const& watch,
                                      legacy_session const& session) {
         bool const standalone = es.number() == 0;
@@ -1032,7 +1040,7 @@ private:
 
     // Ends a relayed stream's response: properly unless the peer is gone; a POST stream whose every event
     // reached the client is forgotten (nothing is left to resume). Returns whether the connection goes on.
-    asio::awaitable<bool> finish_relay(beast::tcp_stream& stream, legacy_session& session, event_stream& es,
+    asio::awaitable<bool> finish_relay(bounded_socket& stream, legacy_session& session, event_stream& es,
                                        std::uint64_t token, relay_end end) {
         es.detach(token);
         if (end == relay_end::complete && es.number() != 0)
@@ -1049,7 +1057,7 @@ private:
     // Most answers are ready at once (connection::handle_now serves the request on this thread when the
     // session's strand is free): those need neither a stream nor a watch on the peer, nor a coroutine of
     // their own (a plain function, as handle()); anything else goes on in follow_in_session().
-    asio::awaitable<bool> respond_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> respond_in_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                              std::shared_ptr<legacy_session> session, jsonrpc::request r,
                                              protocol::http_facts facts) {
         bool const polling = sse_polling(session->conn->legacy_version());
@@ -1085,7 +1093,7 @@ private:
 
     // The rest of respond_in_session() for a request that streams or has not answered yet: the response
     // waits to see which it is.
-    asio::awaitable<bool> follow_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> follow_in_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                             std::shared_ptr<legacy_session> session,
                                             std::shared_ptr<session_sink> sink, bool polling) {
         auto es = session->open_stream();
@@ -1143,7 +1151,7 @@ private:
 
     // GET: the session's standalone stream from now on; with Last-Event-ID, the stream that event belongs to
     // (standalone or a POST's) from after that event, taken over from a reader the server still thinks alive.
-    asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_get(bounded_socket& stream, request_t& req, bool keep_alive,
                                      server::server const& srv) {
         auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {
@@ -1203,7 +1211,7 @@ private:
         co_return co_await finish_relay(stream, *session, *es, token, end);
     }
 
-    asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_delete(bounded_socket& stream, request_t& req, bool keep_alive,
                                         server::server const& srv) {
         auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {
