@@ -312,6 +312,10 @@ private:
     void track(std::shared_ptr<server::connection> const& c, std::shared_ptr<stream_queue> const& listen) {
         std::lock_guard lock(live_mutex_);
         std::erase_if(live_, [](auto const& w) { return w.first.expired(); });
+        // A socket's modern connection serves many requests: it is tracked once.
+        if (std::ranges::any_of(
+                live_, [&](auto const& w) { return !w.first.owner_before(c) && !c.owner_before(w.first); }))
+            return;
         live_.emplace_back(c, listen);
     }
 
@@ -408,6 +412,7 @@ private:
     asio::awaitable<void> serve_socket(tcp::socket socket) {
         bounded_socket stream(std::move(socket), std::min(options_.idle_timeout, options_.read_timeout));
         beast::flat_buffer buffer;
+        modern_slot modern;
         auto entry = std::make_shared<socket_entry>();
         entry->stream = &stream;
         entry->strand = stream.get_executor();
@@ -448,7 +453,7 @@ private:
             }
             auto req = parser.release();
             bool const keep_alive = req.keep_alive() && !draining_;
-            bool const keep = co_await handle(stream, req, keep_alive);
+            bool const keep = co_await handle(stream, req, keep_alive, modern);
             if (!keep || !keep_alive)
                 break;
         }
@@ -457,6 +462,17 @@ private:
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
+
+    // The connection a socket's modern requests (but listens) are served on: made at the first, for the
+    // server of its route, and kept while the socket lives. Such a connection carries nothing from one
+    // request to the next (no session: ERA-POLICY; a socket's requests come one after another, each answered
+    // or abandoned with the socket before the next is read), and one per request cost three allocations and
+    // as many frees. A listen keeps a connection of its own: it hears server events for as long as it stays
+    // open.
+    struct modern_slot {
+        server::server* srv = nullptr;
+        std::shared_ptr<server::connection> conn;
+    };
 
     // A reply as a coroutine of its own. The routing below (handle, handle_post, handle_request) is plain
     // functions that return the coroutine serving the request, so a request creates one frame for its last
@@ -468,7 +484,8 @@ private:
     }
 
     // Returns (the coroutine that says) whether the connection may carry another request.
-    asio::awaitable<bool> handle(bounded_socket& stream, request_t& req, bool keep_alive) {
+    asio::awaitable<bool> handle(bounded_socket& stream, request_t& req, bool keep_alive,
+                                 modern_slot& modern) {
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
         auto* const route = route_at(path);
@@ -499,7 +516,7 @@ private:
         }
         switch (req.method()) {
         case bhttp::verb::post:
-            return handle_post(stream, req, keep_alive, srv);
+            return handle_post(stream, req, keep_alive, srv, modern);
         case bhttp::verb::get:
             return handle_get(stream, req, keep_alive, srv);
         case bhttp::verb::delete_:
@@ -548,8 +565,8 @@ private:
         return s && !s->ended() ? s : nullptr;
     }
 
-    // A connection for one request outside any session: it lives on this socket's strand (the request is
-    // served there and then) and hears server events only when it is a listen.
+    // A connection for requests outside any session: it lives on this socket's strand (a request is served
+    // there and then) and hears server events only when it is a listen.
     static server::connection_options one_request(bool listen) {
         server::connection_options o;
         o.executor_is_serial = true;
@@ -586,7 +603,7 @@ private:
 
     // A plain function, as handle(): the parsed message moves on into the coroutine that serves it.
     asio::awaitable<bool> handle_post(bounded_socket& stream, request_t& req, bool keep_alive,
-                                      server::server& srv) {
+                                      server::server& srv, modern_slot& modern) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
             reply answer = reply{bhttp::status::not_acceptable,
                                  error_body(std::nullopt, protocol::invalid_request(
@@ -614,7 +631,8 @@ private:
         }
         auto& msg = *one;
         if (auto* r = std::get_if<jsonrpc::request>(&msg))
-            return handle_request(stream, req, keep_alive, std::move(*r), std::move(session), unknown, srv);
+            return handle_request(stream, req, keep_alive, std::move(*r), std::move(session), unknown, srv,
+                                  modern);
 
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
@@ -672,7 +690,7 @@ private:
     // A plain function, as handle(). The socket's strand is the executor of the coroutine serving it.
     asio::awaitable<bool> handle_request(bounded_socket& stream, request_t& req, bool keep_alive,
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
-                                         bool unknown, server::server& srv) {
+                                         bool unknown, server::server& srv, modern_slot& modern) {
         auto facts = facts_of(req);
         bool const modern_claim =
             srv.options().eras != protocol::era_support::legacy_only &&
@@ -682,9 +700,12 @@ private:
         if (modern_claim) {
             if (r.method == "subscriptions/listen")
                 return serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
-            auto conn = server::connection::create(
-                srv, stream.get_executor(), [](std::string) {}, one_request(false));
-            return respond(stream, req, keep_alive, std::move(conn), std::move(r), std::move(facts), true);
+            if (modern.srv != &srv) {
+                modern.conn = server::connection::create(
+                    srv, stream.get_executor(), [](std::string) {}, one_request(false));
+                modern.srv = &srv;
+            }
+            return respond(stream, req, keep_alive, modern.conn, std::move(r), std::move(facts), true);
         }
 
         // Legacy: initialize opens a session; a known session continues; anything else is refused by
