@@ -5,11 +5,11 @@
 // resumption of a POST stream that ended early (GET with Last-Event-ID after the server's `retry`), and
 // DELETE at the end. Modern requests carry the routing headers the session computed; closing their stream is
 // their cancellation.
-#include <duet/client/detail/deadline_watch.hpp>
 #include <duet/client/detail/request_head.hpp>
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
+#include <duet/transport/detail/deadline_watch.hpp>
 
 #include "transport.hpp"
 
@@ -36,6 +36,8 @@ namespace bhttp = beast::http;
 using asio::awaitable;
 using asio::use_awaitable;
 using tcp = asio::ip::tcp;
+using ::duet::transport::detail::deadline_watch;
+using ::duet::transport::detail::watched_deadline;
 constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
 
 namespace {

@@ -6,6 +6,7 @@
 #include <duet/server/frame_storage.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "bounded_socket.hpp"
 #include "event_stream.hpp"
 #include "origin.hpp"
 #include "peer_watch.hpp"
@@ -15,6 +16,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -65,6 +67,7 @@ struct frame_allocator {
 using request_body = bhttp::basic_string_body<char, std::char_traits<char>, frame_allocator<char>>;
 using request_fields = bhttp::basic_fields<frame_allocator<char>>;
 using request_t = bhttp::request<request_body, request_fields>;
+using http::bounded_socket;
 using http::event_stream;
 using http::legacy_session;
 using http::peer_watch;
@@ -73,6 +76,10 @@ using http::stream_queue;
 namespace {
 
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+// For the two operations of every request (its read, its answer's write): awaited as a deferred operation, it
+// runs in the awaiting coroutine's frame, where use_awaitable starts a coroutine of its own for it (a frame
+// from Asio's per-thread recycler, which with 32 connections in flight often misses: a memalign and a free).
+constexpr auto deferred_nothrow = asio::as_tuple(asio::deferred);
 constexpr std::string_view session_header = "Mcp-Session-Id";
 constexpr std::string_view allow_methods = "GET, POST, DELETE";
 /// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
@@ -247,7 +254,7 @@ private:
     // One accepted TCP connection, as the drain sees it. `idle` and `alive` are read and written on the
     // connection's strand only.
     struct socket_entry {
-        beast::tcp_stream* stream = nullptr;
+        bounded_socket* stream = nullptr;
         asio::any_io_executor strand;
         bool idle = false; ///< waiting for a next request of which nothing has arrived
         bool alive = true;
@@ -312,6 +319,10 @@ private:
     void track(std::shared_ptr<server::connection> const& c, std::shared_ptr<stream_queue> const& listen) {
         std::lock_guard lock(live_mutex_);
         std::erase_if(live_, [](auto const& w) { return w.first.expired(); });
+        // A socket's modern connection serves many requests: it is tracked once.
+        if (std::ranges::any_of(
+                live_, [&](auto const& w) { return !w.first.owner_before(c) && !c.owner_before(w.first); }))
+            return;
         live_.emplace_back(c, listen);
     }
 
@@ -362,7 +373,7 @@ private:
             socket.set_option(tcp::no_delay(true), ec);
             ++open_sockets_;
             auto ex = socket.get_executor();
-            asio::co_spawn(ex, serve_socket(beast::tcp_stream(std::move(socket))),
+            asio::co_spawn(ex, serve_socket(std::move(socket)),
                            [self = shared_from_this()](std::exception_ptr e) {
                                if (e) {
                                    try {
@@ -389,7 +400,7 @@ private:
     // Coroutine arguments are lvalues on purpose: GCC 12 can destroy a temporary passed to a coroutine before
     // the coroutine is done with it, so callers name what they pass. The head is written by hand (the bytes
     // Beast would write, see response_head.hpp) and goes out with the body in one gathered write.
-    asio::awaitable<void> write_reply(beast::tcp_stream& stream, request_t const& req, reply& r,
+    asio::awaitable<void> write_reply(bounded_socket& stream, request_t const& req, reply& r,
                                       bool keep_alive) {
         std::string head;
         head.reserve(128);
@@ -400,12 +411,15 @@ private:
                                           .body_size = r.body.size(),
                                           .keep_alive = keep_alive});
         std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
-        stream.expires_after(options_.read_timeout);
-        co_await asio::async_write(stream, buffers, use_nothrow);
+        stream.bound(options_.read_timeout);
+        co_await asio::async_write(stream, buffers, deferred_nothrow);
+        stream.unbound();
     }
 
-    asio::awaitable<void> serve_socket(beast::tcp_stream stream) {
+    asio::awaitable<void> serve_socket(tcp::socket socket) {
+        bounded_socket stream(std::move(socket), std::min(options_.idle_timeout, options_.read_timeout));
         beast::flat_buffer buffer;
+        modern_slot modern;
         auto entry = std::make_shared<socket_entry>();
         entry->stream = &stream;
         entry->strand = stream.get_executor();
@@ -416,10 +430,12 @@ private:
             bhttp::request_parser<request_body, frame_allocator<char>> parser;
             parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
             parser.body_limit(options_.max_body_bytes);
-            stream.expires_after(options_.idle_timeout);
+            // The whole request, from when it is awaited to its last byte, within the idle timeout.
+            stream.bound(options_.idle_timeout);
             entry->idle = buffer.size() == 0;
             // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
-            auto ec_result = co_await bhttp::async_read(stream, buffer, parser, use_nothrow);
+            auto ec_result = co_await bhttp::async_read(stream, buffer, parser, deferred_nothrow);
+            stream.unbound();
             auto ec = std::get<0>(ec_result);
             entry->idle = false;
 
@@ -444,7 +460,7 @@ private:
             }
             auto req = parser.release();
             bool const keep_alive = req.keep_alive() && !draining_;
-            bool const keep = co_await handle(stream, req, keep_alive);
+            bool const keep = co_await handle(stream, req, keep_alive, modern);
             if (!keep || !keep_alive)
                 break;
         }
@@ -454,18 +470,29 @@ private:
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
 
+    // The connection a socket's modern requests (but listens) are served on: made at the first, for the
+    // server of its route, and kept while the socket lives. Such a connection carries nothing from one
+    // request to the next (no session: ERA-POLICY; a socket's requests come one after another, each answered
+    // or abandoned with the socket before the next is read), and one per request cost three allocations and
+    // as many frees. A listen keeps a connection of its own: it hears server events for as long as it stays
+    // open.
+    struct modern_slot {
+        server::server* srv = nullptr;
+        std::shared_ptr<server::connection> conn;
+    };
+
     // A reply as a coroutine of its own. The routing below (handle, handle_post, handle_request) is plain
     // functions that return the coroutine serving the request, so a request creates one frame for its last
     // step (respond, respond_in_session, or this) and none for each step of the routing: frames over the
     // 1 020 bytes Asio's per-thread recycler keeps are a malloc and a free each.
-    asio::awaitable<bool> send_reply(beast::tcp_stream& stream, request_t const& req, reply r,
-                                     bool keep_alive) {
+    asio::awaitable<bool> send_reply(bounded_socket& stream, request_t const& req, reply r, bool keep_alive) {
         co_await write_reply(stream, req, r, keep_alive);
         co_return true;
     }
 
     // Returns (the coroutine that says) whether the connection may carry another request.
-    asio::awaitable<bool> handle(beast::tcp_stream& stream, request_t& req, bool keep_alive) {
+    asio::awaitable<bool> handle(bounded_socket& stream, request_t& req, bool keep_alive,
+                                 modern_slot& modern) {
         auto const target = std::string_view(req.target().data(), req.target().size());
         auto const path = target.substr(0, target.find('?'));
         auto* const route = route_at(path);
@@ -496,7 +523,7 @@ private:
         }
         switch (req.method()) {
         case bhttp::verb::post:
-            return handle_post(stream, req, keep_alive, srv);
+            return handle_post(stream, req, keep_alive, srv, modern);
         case bhttp::verb::get:
             return handle_get(stream, req, keep_alive, srv);
         case bhttp::verb::delete_:
@@ -545,8 +572,8 @@ private:
         return s && !s->ended() ? s : nullptr;
     }
 
-    // A connection for one request outside any session: it lives on this socket's strand (the request is
-    // served there and then) and hears server events only when it is a listen.
+    // A connection for requests outside any session: it lives on this socket's strand (a request is served
+    // there and then) and hears server events only when it is a listen.
     static server::connection_options one_request(bool listen) {
         server::connection_options o;
         o.executor_is_serial = true;
@@ -582,8 +609,8 @@ private:
     }
 
     // A plain function, as handle(): the parsed message moves on into the coroutine that serves it.
-    asio::awaitable<bool> handle_post(beast::tcp_stream& stream, request_t& req, bool keep_alive,
-                                      server::server& srv) {
+    asio::awaitable<bool> handle_post(bounded_socket& stream, request_t& req, bool keep_alive,
+                                      server::server& srv, modern_slot& modern) {
         if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
             reply answer = reply{bhttp::status::not_acceptable,
                                  error_body(std::nullopt, protocol::invalid_request(
@@ -611,7 +638,8 @@ private:
         }
         auto& msg = *one;
         if (auto* r = std::get_if<jsonrpc::request>(&msg))
-            return handle_request(stream, req, keep_alive, std::move(*r), std::move(session), unknown, srv);
+            return handle_request(stream, req, keep_alive, std::move(*r), std::move(session), unknown, srv,
+                                  modern);
 
         // Notifications and responses (to our requests) are accepted with 202 and never answered.
         if (session) {
@@ -625,7 +653,7 @@ private:
         return send_reply(stream, req, std::move(answer), keep_alive);
     }
 
-    asio::awaitable<bool> handle_batch(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_batch(bounded_socket& stream, request_t& req, bool keep_alive,
                                        jsonrpc::batch b, std::shared_ptr<legacy_session> session,
                                        bool unknown) {
         if (unknown) {
@@ -667,9 +695,9 @@ private:
     }
 
     // A plain function, as handle(). The socket's strand is the executor of the coroutine serving it.
-    asio::awaitable<bool> handle_request(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_request(bounded_socket& stream, request_t& req, bool keep_alive,
                                          jsonrpc::request r, std::shared_ptr<legacy_session> session,
-                                         bool unknown, server::server& srv) {
+                                         bool unknown, server::server& srv, modern_slot& modern) {
         auto facts = facts_of(req);
         bool const modern_claim =
             srv.options().eras != protocol::era_support::legacy_only &&
@@ -679,9 +707,12 @@ private:
         if (modern_claim) {
             if (r.method == "subscriptions/listen")
                 return serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
-            auto conn = server::connection::create(
-                srv, stream.get_executor(), [](std::string) {}, one_request(false));
-            return respond(stream, req, keep_alive, std::move(conn), std::move(r), std::move(facts), true);
+            if (modern.srv != &srv) {
+                modern.conn = server::connection::create(
+                    srv, stream.get_executor(), [](std::string) {}, one_request(false));
+                modern.srv = &srv;
+            }
+            return respond(stream, req, keep_alive, modern.conn, std::move(r), std::move(facts), true);
         }
 
         // Legacy: initialize opens a session; a known session continues; anything else is refused by
@@ -704,7 +735,7 @@ private:
     }
 
     // A modern listen, within the bound on open listen streams.
-    asio::awaitable<bool> serve_listen(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> serve_listen(bounded_socket& stream, request_t const& req, bool keep_alive,
                                        jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
         if (open_listens_ >= options_.max_listen_streams) {
             reply answer = reply{bhttp::status::service_unavailable,
@@ -723,7 +754,7 @@ private:
     }
 
     // initialize: a new session, kept when the handshake succeeds; its id goes out on the response.
-    asio::awaitable<bool> open_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> open_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                        jsonrpc::request r, protocol::http_facts facts, server::server& srv) {
         auto s = sessions_.create(options_.replay_events, options_.resumable_streams);
         if (!s) {
@@ -760,7 +791,7 @@ private:
     // ----------------------------------------------------------------------------------------
 
     // The head of an SSE response: chunked, so the connection can carry more requests after the stream ends.
-    asio::awaitable<bool> begin_sse(beast::tcp_stream& stream, request_t const& req, bool keep_alive) {
+    asio::awaitable<bool> begin_sse(bounded_socket& stream, request_t const& req, bool keep_alive) {
         bhttp::response<bhttp::empty_body> head{bhttp::status::ok, req.version()};
         head.set(bhttp::field::content_type, "text/event-stream");
         head.set(bhttp::field::cache_control, "no-cache");
@@ -768,32 +799,35 @@ private:
         head.keep_alive(keep_alive);
         head.chunked(true);
         bhttp::response_serializer<bhttp::empty_body> sr{head};
-        stream.expires_after(options_.read_timeout);
+        stream.bound(options_.read_timeout);
         // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
         auto written = co_await bhttp::async_write_header(stream, sr, use_nothrow);
+        stream.unbound();
         co_return !std::get<0>(written);
     }
 
     // The last chunk of an SSE body.
-    asio::awaitable<bool> end_sse(beast::tcp_stream& stream) {
-        stream.expires_after(options_.read_timeout);
+    asio::awaitable<bool> end_sse(bounded_socket& stream) {
+        stream.bound(options_.read_timeout);
         auto written = co_await asio::async_write(stream, bhttp::make_chunk_last(), use_nothrow);
+        stream.unbound();
         co_return !std::get<0>(written);
     }
 
     // One chunk of a chunked SSE body.
-    asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, std::string& data) {
-        stream.expires_after(options_.read_timeout);
+    asio::awaitable<bool> write_chunk(bounded_socket& stream, std::string& data) {
+        stream.bound(options_.read_timeout);
         // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
         auto ec_result =
             co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(data)), use_nothrow);
+        stream.unbound();
         auto ec = std::get<0>(ec_result);
 
         co_return !ec;
     }
 
     // One message as an SSE event; `id` empty for none (modern streams are not resumable).
-    asio::awaitable<bool> write_event(beast::tcp_stream& stream, std::string_view id, std::string_view data) {
+    asio::awaitable<bool> write_event(bounded_socket& stream, std::string_view id, std::string_view data) {
         std::string chunk;
         chunk.reserve(data.size() + id.size() + 16);
         if (!id.empty())
@@ -805,7 +839,7 @@ private:
     // What opens a session stream: with SSE polling (2025-11-25) a priming event, the stream's position as
     // its id and empty data, with the reconnection delay; before that only the delay, which older clients
     // ignore.
-    asio::awaitable<bool> write_stream_opening(beast::tcp_stream& stream, event_stream const& es,
+    asio::awaitable<bool> write_stream_opening(bounded_socket& stream, event_stream const& es,
                                                std::uint64_t after, bool polling) {
         std::string chunk = "retry: " + std::to_string(options_.sse_retry.count()) + "\n";
         if (polling)
@@ -829,7 +863,7 @@ private:
     // connection cancels a modern request (DIGEST §9), noticed at once (peer_watch), so a dead listen frees
     // its slot promptly. A plain function, as handle(): an answer ready at once goes out through send_reply;
     // anything else goes on in follow().
-    asio::awaitable<bool> respond(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> respond(bounded_socket& stream, request_t const& req, bool keep_alive,
                                   std::shared_ptr<server::connection> conn, jsonrpc::request r,
                                   protocol::http_facts facts, bool modern) {
         // The queue and the answer in one block (one allocation where there were two); both callbacks below
@@ -876,7 +910,7 @@ private:
 
     // The rest of respond() for an answer not ready at once: `got` is what the queue held then (`line` the
     // message it took).
-    asio::awaitable<bool> follow(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> follow(bounded_socket& stream, request_t const& req, bool keep_alive,
                                  std::shared_ptr<server::connection> conn,
                                  std::shared_ptr<stream_queue> queue,
                                  std::shared_ptr<server::connection::handled> outcome, std::string line,
@@ -1001,7 +1035,7 @@ private:
 
     // Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while
     // idle, until one of relay_end happens. The session's reader must be attached as `token`.
-    asio::awaitable<relay_end> relay(beast::tcp_stream& stream, event_stream& es, std::uint64_t token,
+    asio::awaitable<relay_end> relay(bounded_socket& stream, event_stream& es, std::uint64_t token,
                                      std::uint64_t after, stream_queue& wake, peer_watch const& watch,
                                      legacy_session const& session) {
         bool const standalone = es.number() == 0;
@@ -1034,7 +1068,7 @@ private:
 
     // Ends a relayed stream's response: properly unless the peer is gone; a POST stream whose every event
     // reached the client is forgotten (nothing is left to resume). Returns whether the connection goes on.
-    asio::awaitable<bool> finish_relay(beast::tcp_stream& stream, legacy_session& session, event_stream& es,
+    asio::awaitable<bool> finish_relay(bounded_socket& stream, legacy_session& session, event_stream& es,
                                        std::uint64_t token, relay_end end) {
         es.detach(token);
         if (end == relay_end::complete && es.number() != 0)
@@ -1051,7 +1085,7 @@ private:
     // Most answers are ready at once (connection::handle_now serves the request on this thread when the
     // session's strand is free): those need neither a stream nor a watch on the peer, nor a coroutine of
     // their own (a plain function, as handle()); anything else goes on in follow_in_session().
-    asio::awaitable<bool> respond_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> respond_in_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                              std::shared_ptr<legacy_session> session, jsonrpc::request r,
                                              protocol::http_facts facts) {
         bool const polling = sse_polling(session->conn->legacy_version());
@@ -1087,7 +1121,7 @@ private:
 
     // The rest of respond_in_session() for a request that streams or has not answered yet: the response
     // waits to see which it is.
-    asio::awaitable<bool> follow_in_session(beast::tcp_stream& stream, request_t const& req, bool keep_alive,
+    asio::awaitable<bool> follow_in_session(bounded_socket& stream, request_t const& req, bool keep_alive,
                                             std::shared_ptr<legacy_session> session,
                                             std::shared_ptr<session_sink> sink, bool polling) {
         auto es = session->open_stream();
@@ -1145,7 +1179,7 @@ private:
 
     // GET: the session's standalone stream from now on; with Last-Event-ID, the stream that event belongs to
     // (standalone or a POST's) from after that event, taken over from a reader the server still thinks alive.
-    asio::awaitable<bool> handle_get(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_get(bounded_socket& stream, request_t& req, bool keep_alive,
                                      server::server const& srv) {
         auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {
@@ -1205,7 +1239,7 @@ private:
         co_return co_await finish_relay(stream, *session, *es, token, end);
     }
 
-    asio::awaitable<bool> handle_delete(beast::tcp_stream& stream, request_t& req, bool keep_alive,
+    asio::awaitable<bool> handle_delete(bounded_socket& stream, request_t& req, bool keep_alive,
                                         server::server const& srv) {
         auto found = session_for(req, srv);
         if (auto* refusal = std::get_if<reply>(&found)) {

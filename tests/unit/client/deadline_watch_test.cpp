@@ -1,9 +1,10 @@
-// Tests for duet/client/detail/deadline_watch.hpp: the HTTP client's bound on writing a request and reading
-// its answer's head, one lazily re-armed timer for every exchange instead of Beast's timer per operation. An
-// item whose deadline passes is expired (its socket closed), as Beast's expiry closed it; one stopped in
-// time, or started again before its deadline, is not. Short real limits: the watch reads the steady clock
-// itself.
-#include <duet/client/detail/deadline_watch.hpp>
+// Tests for duet/transport/detail/deadline_watch.hpp: the HTTP client's bound on writing a request and
+// reading its answer's head, and the HTTP server's on each request's read and each write, one lazily re-armed
+// timer for many deadlines instead of Beast's timer per operation. An item whose deadline passes is expired
+// (its socket closed), as Beast's expiry closed it; one stopped in time, or started again before its
+// deadline, is not; a deadline longer than the watch's shortest limit holds until it passes, and a shorter
+// one set after it is not missed. Short real limits: the watch reads the steady clock itself.
+#include <duet/transport/detail/deadline_watch.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,8 +16,8 @@
 
 namespace {
 
-using duet::client::detail::deadline_watch;
-using duet::client::detail::watched_deadline;
+using duet::transport::detail::deadline_watch;
+using duet::transport::detail::watched_deadline;
 using namespace std::chrono_literals;
 
 struct item {
@@ -93,6 +94,44 @@ TEST(DeadlineWatch, WatchesAgainAfterAnExpiry) {
     EXPECT_FALSE(x->deadline.expired);
     run_for(io, 250ms);
     EXPECT_EQ(x->expiries, 2);
+}
+
+TEST(DeadlineWatch, ALongerLimitHoldsUntilItsOwnDeadline) {
+    boost::asio::io_context io;
+    deadline_watch<item> watch(io.get_executor(), 20ms);
+    auto x = std::make_shared<item>();
+    watch.start(x, 400ms); // the timer wakes every 20 ms meanwhile and finds the deadline ahead
+    run_for(io, 200ms);
+    EXPECT_EQ(x->expiries, 0) << "expired at the shortest limit, not its own";
+    run_for(io, 600ms);
+    EXPECT_EQ(x->expiries, 1);
+}
+
+// The server's pattern: a long wait for a request, then a short bound on writing the answer.
+TEST(DeadlineWatch, AShortDeadlineAfterALongOneIsNotMissed) {
+    boost::asio::io_context io;
+    deadline_watch<item> watch(io.get_executor(), 20ms);
+    auto x = std::make_shared<item>();
+    watch.start(x, 10s);
+    run_for(io, 5ms);
+    deadline_watch<item>::stop(*x);
+    watch.start(x);
+    run_for(io, 250ms);
+    EXPECT_EQ(x->expiries, 1) << "the short deadline waited for the long one";
+}
+
+// An item without a deadline when the timer looks is dropped, and the timer sleeps until the next start.
+TEST(DeadlineWatch, AnItemStoppedLongAgoIsWatchedAgainWhenStarted) {
+    boost::asio::io_context io;
+    deadline_watch<item> watch(io.get_executor(), 20ms);
+    auto x = std::make_shared<item>();
+    watch.start(x);
+    deadline_watch<item>::stop(*x);
+    run_for(io, 100ms);
+    EXPECT_FALSE(x->deadline.watched);
+    watch.start(x);
+    run_for(io, 250ms);
+    EXPECT_EQ(x->expiries, 1);
 }
 
 TEST(DeadlineWatch, ADestroyedWatchExpiresNothing) {

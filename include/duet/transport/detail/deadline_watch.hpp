@@ -1,23 +1,31 @@
-// File: include/duet/client/detail/deadline_watch.hpp
+// File: include/duet/transport/detail/deadline_watch.hpp
 //
-// Many deadlines watched by one timer, lazily: the HTTP client bounds how long the write of a request and
-// the read of its answer's head may take. Beast's own expiry arms and cancels a timer around every read and
-// write; here setting a deadline costs a clock reading, and the one timer, armed for the earliest deadline it
-// knows, looks at every watched item when it fires: expired ones get expire(), the others re-arm it.
+// Many deadlines watched by one timer, lazily. The HTTP client bounds how long the write of a request and
+// the read of its answer's head may take; the HTTP server bounds the read of each request and each write of
+// a response. Beast's own expiry arms and cancels a timer around every read and write; here setting a
+// deadline costs a clock reading, and the one timer, armed for the earliest deadline it knows, looks at
+// every watched item when it fires: expired ones get expire(), the others re-arm it. An item without a
+// deadline when the timer fires is dropped from the list, and the timer sleeps until the next start().
+//
+// A watch has a shortest limit (its constructor's) and start() may be given longer ones. The timer never
+// waits longer than the shortest limit, so a deadline set later is never earlier than the one the timer
+// waits for, and setting it never re-arms the timer: an item that alternates a long limit and a short one
+// (a server's wait for a request and its write of the answer) costs a wake-up per shortest limit at most.
 //
 // T has a member `watched_deadline deadline` and `void expire()`. Items are held weakly. Used on one executor
-// (the client's): not thread-safe.
+// (the client's, or a server socket's): not thread-safe.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <memory>
 #include <vector>
 
-namespace duet::client::detail {
+namespace duet::transport::detail {
 
 struct watched_deadline {
     using clock = std::chrono::steady_clock;
@@ -32,20 +40,26 @@ class deadline_watch {
 public:
     using clock = watched_deadline::clock;
 
+    /// `limit` is what start(x) allows, and the shortest any start(x, limit) may be given.
     deadline_watch(boost::asio::any_io_executor ex, clock::duration limit)
-        : state_(std::make_shared<state>(std::move(ex))), limit_(limit) {}
+        : state_(std::make_shared<state>(std::move(ex), limit)) {}
 
-    /// `x` must be through within the limit from now, else x->expire() (and deadline.expired).
-    void start(std::shared_ptr<T> const& x) const {
+    /// `x` must be through within the watch's limit from now, else x->expire() (and deadline.expired).
+    void start(std::shared_ptr<T> const& x) const { start(x, state_->limit); }
+
+    /// `x` must be through within `limit` (not shorter than the watch's) from now, else x->expire().
+    void start(std::shared_ptr<T> const& x, clock::duration limit) const {
+        assert(limit >= state_->limit);
+        auto const now = clock::now();
         auto& d = x->deadline;
-        d.at = clock::now() + limit_;
+        d.at = now + limit;
         d.expired = false;
         if (!d.watched) {
             d.watched = true;
             state_->items.push_back(x);
         }
         if (!state_->armed)
-            arm(state_, d.at);
+            arm(state_, std::min(d.at, now + state_->limit));
     }
 
     /// `x` is through: no deadline until the next start().
@@ -53,8 +67,10 @@ public:
 
 private:
     struct state {
-        explicit state(boost::asio::any_io_executor ex) : timer(std::move(ex)) {}
+        state(boost::asio::any_io_executor ex, clock::duration shortest)
+            : timer(std::move(ex)), limit(shortest) {}
         boost::asio::steady_timer timer;
+        clock::duration limit; ///< the shortest: the timer never waits longer
         bool armed = false;
         std::vector<std::weak_ptr<T>> items; ///< those that had a deadline since the last look
     };
@@ -91,13 +107,12 @@ private:
             return true;
         });
         if (next != watched_deadline::none)
-            arm(s, next);
+            arm(s, std::min(next, now + s->limit));
         for (auto& x : expired) // after the list is settled: expire() may start another deadline
             x->expire();
     }
 
     std::shared_ptr<state> state_;
-    clock::duration limit_;
 };
 
-} // namespace duet::client::detail
+} // namespace duet::transport::detail
