@@ -483,8 +483,8 @@ private:
 
     // A reply as a coroutine of its own. The routing below (handle, handle_post, handle_request) is plain
     // functions that return the coroutine serving the request, so a request creates one frame for its last
-    // step (respond, respond_in_session, or this) and none for each step of the routing: frames over the
-    // 1 020 bytes Asio's per-thread recycler keeps are a malloc and a free each.
+    // step (respond, respond_in_session, or this) and none for each step of the routing: Asio's per-thread
+    // recycler keeps only two blocks, so with many requests in flight most frames are a malloc and a free.
     asio::awaitable<bool> send_reply(bounded_socket& stream, request_t const& req, reply r, bool keep_alive) {
         co_await write_reply(stream, req, r, keep_alive);
         co_return true;
