@@ -48,7 +48,7 @@ const plan = {
     stdioSlices: quick ? 2 : 3,
     stdioSliceSeconds: quick ? 1 : 2,
     httpSlices: quick ? 2 : 3,
-    httpSliceSeconds: quick ? 1 : 4,
+    httpSliceSeconds: quick ? 1 : 3,
     sustainedSeconds: quick ? 10 : 60,
     sessions: quick ? 2000 : 10000,
     streams: 1000,
@@ -435,15 +435,14 @@ async function gatewayGroup() {
                 for (const w of gatewayWorkloads)
                     entries.push({ server: gateway, target: peerGatewayTarget(peer, transport), workload: w, env: workloadEnv(w, sid), connections: plan.connections });
             }
-            // Warm-up: JIT and connections; the gateway starts its pool's Node children as modern requests first
-            // need them, each taking a second or more to start on a busy machine, so the first workload through a
-            // gateway gets a longer warm-up.
+            // Warm-up (JIT, connections), once per server with its first workload. The gateway starts its pool's
+            // Node children as modern requests first need them, each taking a second or more to start on a busy
+            // machine, so a gateway gets a longer one.
             const warmed = new Set();
             for (const e of entries) {
-                const first = !warmed.has(e.server);
+                if (warmed.has(e.server)) continue;
                 warmed.add(e.server);
-                const seconds = first && e.server !== direct ? (quick ? 3 : 5) : plan.warmupSeconds;
-                await wrk(`${e.target}, ${e.workload}: warm-up`, e.server, e.env, seconds);
+                await wrk(`${e.target}: warm-up`, e.server, e.env, e.server === direct ? plan.warmupSeconds : quick ? 3 : 5);
             }
             await slicedHttpRows(entries);
         } finally {
