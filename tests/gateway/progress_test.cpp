@@ -69,29 +69,33 @@ void expect_token_only_when_asked(mcp_http& c, json::object const& quiet, json::
     c.expect_schema_valid();
 }
 
-TEST(GatewayProgress, AModernCallGetsAnUpstreamTokenOnlyWhenItSentOne) {
-    DUET_SKIP_WITHOUT_PINNED_NODE();
+// Runs `check` with a client of a gateway in front of the announcing upstream, legacy and then modern.
+template<class Check>
+void against_both_upstream_eras(Check check) {
     for (bool const modern_upstream : {false, true}) {
         SCOPED_TRACE(modern_upstream ? "modern upstream" : "legacy upstream");
         announcing_upstream up;
         gateway_process gw(up.upstream(modern_upstream), {"--era", modern_upstream ? "modern" : "legacy"});
         mcp_http c(gw.ep());
-        expect_token_only_when_asked(c, modern_call(1), modern_call(2, {{"progressToken", "p"}}));
+        check(c);
     }
+}
+
+TEST(GatewayProgress, AModernCallGetsAnUpstreamTokenOnlyWhenItSentOne) {
+    DUET_SKIP_WITHOUT_PINNED_NODE();
+    against_both_upstream_eras([](mcp_http& c) {
+        expect_token_only_when_asked(c, modern_call(1), modern_call(2, {{"progressToken", "p"}}));
+    });
 }
 
 TEST(GatewayProgress, ALegacySessionCallGetsAnUpstreamTokenOnlyWhenItSentOne) {
     DUET_SKIP_WITHOUT_PINNED_NODE();
-    for (bool const modern_upstream : {false, true}) {
-        SCOPED_TRACE(modern_upstream ? "modern upstream" : "legacy upstream");
-        announcing_upstream up;
-        gateway_process gw(up.upstream(modern_upstream), {"--era", modern_upstream ? "modern" : "legacy"});
-        mcp_http c(gw.ep());
+    against_both_upstream_eras([](mcp_http& c) {
         ASSERT_EQ(c.initialize("2025-11-25").status, 200u);
         expect_token_only_when_asked(
             c, legacy_request(1, "tools/call", call_params_with({})),
             legacy_request(2, "tools/call", call_params_with({{"progressToken", "p"}})));
-    }
+    });
 }
 
 } // namespace
