@@ -435,14 +435,14 @@ async function gatewayGroup() {
                 for (const w of gatewayWorkloads)
                     entries.push({ server: gateway, target: peerGatewayTarget(peer, transport), workload: w, env: workloadEnv(w, sid), connections: plan.connections });
             }
-            // Warm-up (JIT, connections), once per server with its first workload. The gateway starts its pool's
-            // Node children as modern requests first need them, each taking a second or more to start on a busy
-            // machine, so a gateway gets a longer one.
+            // Warm-up, once per server with its first workload, the same for all: Node's JIT needs seconds (a
+            // direct peer warmed for 1 s ran at a third of its rate in its first slices), and the gateway starts
+            // its pool's Node children as modern requests first need them.
             const warmed = new Set();
             for (const e of entries) {
                 if (warmed.has(e.server)) continue;
                 warmed.add(e.server);
-                await wrk(`${e.target}: warm-up`, e.server, e.env, e.server === direct ? plan.warmupSeconds : quick ? 3 : 5);
+                await wrk(`${e.target}: warm-up`, e.server, e.env, quick ? 3 : 5);
             }
             await slicedHttpRows(entries);
         } finally {
