@@ -7,7 +7,8 @@
 // Journal lines: `tools` (tools list changed), `resources` (resources list changed), `updated URI` (a
 // resource changed; announced to whoever watches it). Each instance writes what the test checks to LOG, one
 // line each, prefixed with its pid: `started`, `subscribe URI`, `unsubscribe URI` (legacy resources/subscribe
-// and resources/unsubscribe; modern: a listen watching URI began or ended).
+// and resources/unsubscribe; modern: a listen watching URI began or ended), `gather TAG` (a gather call given
+// a tag began).
 import { createInterface } from 'node:readline';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 
@@ -31,7 +32,8 @@ const tools = [
     name: 'gather',
     description:
       'Answers "PID together" once `count` gather calls are in flight in this process at once, or "PID alone" ' +
-      'after `wait_ms`; logs `tag` as it starts and as it ends (modern: only when the request set logLevel)',
+      'after `wait_ms`; logs `tag` as it starts and as it ends (modern: only when the request set logLevel), ' +
+      'and notes `gather TAG` in LOG as it starts',
     inputSchema: {
       type: 'object',
       properties: { count: { type: 'integer' }, wait_ms: { type: 'integer' }, tag: { type: 'string' } },
@@ -95,6 +97,7 @@ function endListen(key) {
 function gather(m, reply) {
   const { count = 2, wait_ms = 5000, tag } = m.params.arguments ?? {};
   const logs = tag !== undefined && (!modern || m.params?._meta?.['io.modelcontextprotocol/logLevel'] !== undefined);
+  if (tag !== undefined) note(`gather ${tag}`); // the test knows the call reached this process
   const log = (when) => {
     if (logs)
       send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'gather', data: `${tag} ${when}` } });

@@ -176,10 +176,10 @@ TEST(Gateway, SigtermAnswersTheCallInFlightThenEndsItsUpstreamAndExitsZero) {
     json::value slow;
     std::thread caller([&] {
         mcp_http c2(gw.ep());
-        slow = only_message(c2.post(
-            modern_request(2, "tools/call", call_params("gather", {{"count", 99}, {"wait_ms", 3000}}))));
+        slow = only_message(c2.post(modern_request(
+            2, "tools/call", call_params("gather", {{"count", 99}, {"wait_ms", 3000}, {"tag", "slow"}}))));
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000)); // the call is at the upstream by now
+    EXPECT_TRUE(up.wait_for("gather slow")) << up.log_text(); // the call is at the upstream
     EXPECT_EQ(gw.stop(), 0) << gw.stderr_text();
     caller.join();
     EXPECT_EQ(first_text(result_of(slow)), std::to_string(upstream_pid) + " alone") << slow;
