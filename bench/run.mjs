@@ -127,6 +127,12 @@ async function startServer(name, cmd, { url, port } = {}) {
     return { name, proc, pid: proc.pid, url: firstLine, exited };
 }
 
+/** Awaits a server being started and adds it to `running`, which a finally block hands to stopServers. */
+async function keepRunning(running, starting) {
+    running.push(await starting);
+    return running.at(-1);
+}
+
 /** Stops each server given that is still running (undefined ones are skipped), in order. */
 async function stopServers(...servers) {
     for (const s of servers) if (s && !s.stopped) await stopServer(s);
@@ -398,7 +404,7 @@ const besideGateways = target => `${target}, direct (sliced with its gateways)`;
 async function gatewayGroup() {
     const duetCall = 'HTTP modern tools/call';
     const started = [];
-    const start = async (s) => (started.push(await s), started.at(-1));
+    const start = s => keepRunning(started, s);
     try {
         const direct = await start(startServer('gateway-direct', [bin.duet, 'serve', '--port', '0']));
         const upstream = await start(startServer('gateway-upstream', [bin.duet, 'serve', '--port', '0']));
@@ -420,7 +426,7 @@ async function gatewayGroup() {
     for (const peer of gatewayPeers) {
         const script = path.join(peers, peer.script);
         const running = [];
-        const up = async (s) => (running.push(await s), running.at(-1));
+        const up = s => keepRunning(running, s);
         try {
             const direct = await up(startServer(`${peer.key}-direct`, ['node', script, '--port', '0']));
             const viaStdio = await up(startGateway(`gateway-stdio-${peer.key}`, `stdio:node ${script} --stdio`));
