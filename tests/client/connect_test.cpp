@@ -224,6 +224,32 @@ INSTANTIATE_TEST_SUITE_P(ProbeOutcomes, AutoFallsBack,
                                            fallback_row{"ProcessExits", "exit-on-discover"}),
                          [](auto const& row) { return std::string(row.param.name); });
 
+// The probe times out (the server is slow to read it), the handshake goes to the same process, and the server
+// then reads the probe and exits: the client starts it again and shakes hands with the new one.
+TEST(AutoConnect, StartsAgainAServerThatExitsOnAProbeItReadAfterTheTimeout) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    auto const log = temp_log("slow-exit-on-discover");
+    ::setenv("FAKE_LOG", log.c_str(), 1);
+    auto o = mode(client::connect_mode::auto_detect);
+    o.probe_timeout = std::chrono::milliseconds(100);
+    sync_client c;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "slow-exit-on-discover"}}, o);
+    ::unsetenv("FAKE_LOG");
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(c->era(), protocol::era::legacy);
+    auto tools = c.run(c->async_list_tools());
+    ASSERT_TRUE(tools) << tools.error().to_string();
+    EXPECT_EQ(tools->size(), 1u);
+    c.close();
+    // One probe, read by the first process; the handshake, read by the second, which saw no probe.
+    auto const sent = slurp(log);
+    auto const probe = sent.find("server/discover");
+    ASSERT_NE(probe, std::string::npos) << sent;
+    EXPECT_EQ(sent.find("server/discover", probe + 1), std::string::npos) << sent;
+    EXPECT_NE(sent.find(R"("method":"initialize")", probe), std::string::npos) << sent;
+}
+
 TEST(AutoConnect, FallsBackOnDuetsLegacyOnlyServersOverBothTransports) {
     sync_client s;
     auto r = s.connect(client::stdio_target{DUET_BINARY, {"serve", "--stdio", "--legacy-only"}},

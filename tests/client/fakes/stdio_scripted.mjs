@@ -6,6 +6,8 @@
 //   node stdio_scripted.mjs modern-initialize  initialize is answered 2026-07-28 (a broken server)
 //   node stdio_scripted.mjs exit-on-discover   a legacy server that exits when it sees server/discover
 //   node stdio_scripted.mjs silent-on-discover a legacy server that never answers server/discover
+//   node stdio_scripted.mjs slow-exit-on-discover a legacy server that, seeing server/discover, reads nothing
+//                                              for a second (a loaded machine) and then exits
 //   node stdio_scripted.mjs legacy-error       a legacy server answering server/discover with -32601
 //   node stdio_scripted.mjs fragmented         legacy-error, its lines ending in CRLF and a blank line, each
 //                                              written 7 bytes at a time, a notification in the same write
@@ -37,6 +39,10 @@ lines.on('line', (line) => {
   if (m.id === undefined) return; // notifications
   if (m.method === 'server/discover') {
     if (mode === 'exit-on-discover') process.exit(0);
+    if (mode === 'slow-exit-on-discover') {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000); // blocks: no line is read meanwhile
+      process.exit(0);
+    }
     if (mode === 'silent-on-discover') return;
     send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
     return;
