@@ -97,9 +97,9 @@ async function waitForPort(port, ms) {
     throw new Error(`nothing listens on port ${port} after ${ms} ms`);
 }
 
-/** Starts a server pinned to the server core; its URL is its first stdout line, or `url` when given. */
-async function startServer(name, cmd, { url, port } = {}) {
-    const full = pinned(serverCpu, cmd);
+/** Starts a server pinned to the server core (or `cpu`); its URL is its first stdout line, or `url` when given. */
+async function startServer(name, cmd, { url, port, cpu = serverCpu } = {}) {
+    const full = pinned(cpu, cmd);
     commands.push(`# ${name}\n${show(full)}`);
     const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
     const proc = spawn(full[0], full.slice(1), { stdio: ['ignore', 'pipe', log] });
@@ -382,14 +382,17 @@ const gatewayWorkloads = ['HTTP modern tools/call', 'HTTP legacy tools/call'];
 // gateway, the peer's own row it is judged against: sdk@1.32.2 speaks only the legacy era, so a modern request
 // through the gateway does a legacy call upstream, the same work as a direct legacy request.
 const gatewayPeers = [
-    { key: 'sdk1', target: 'sdk@1.32.2', script: 'sdk1-echo.mjs', legacySession: true, direct: { 'HTTP modern tools/call': 'HTTP legacy tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' } },
-    { key: 'v2', target: 'server@2.4.0', script: 'v2-echo.mjs', legacySession: false, direct: { 'HTTP modern tools/call': 'HTTP modern tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' } }
+    { key: 'sdk1', target: 'sdk@1.32.2', script: 'sdk1-echo.mjs', legacySession: true, direct: { 'HTTP modern tools/call': 'HTTP legacy tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' }, ownCore: 'HTTP legacy tools/call' },
+    { key: 'v2', target: 'server@2.4.0', script: 'v2-echo.mjs', legacySession: false, direct: { 'HTTP modern tools/call': 'HTTP modern tools/call', 'HTTP legacy tools/call': 'HTTP legacy tools/call' }, ownCore: 'HTTP modern tools/call' }
 ];
 const peerGatewayTarget = (peer, transport) => `duet gateway → ${peer.target} (${transport === 'stdio' ? 'stdio' : 'HTTP'})`;
+// Diagnostic, no verdict: the HTTP gateway on the load generator's core instead of the peer's, which says how
+// much of the verdict's loss is the gateway's own work and how much is two processes taking turns on one core.
+const ownCoreTarget = peer => `${peerGatewayTarget(peer, 'http')}, gateway on CPU ${loadCpu} beside wrk (diagnostic)`;
 
 /** `duet gateway` in front of `upstream` (a URL or 'stdio:CMD'); `alsoPids` (its HTTP upstream) serve with it. */
-async function startGateway(name, upstream, alsoPids = []) {
-    const gateway = await startServer(name, [bin.duet, 'gateway', '--port', '0', '--upstream', upstream]);
+async function startGateway(name, upstream, alsoPids = [], cpu = serverCpu) {
+    const gateway = await startServer(name, [bin.duet, 'gateway', '--port', '0', '--upstream', upstream], { cpu });
     gateway.alsoPids = alsoPids;
     return gateway;
 }
@@ -432,6 +435,8 @@ async function gatewayGroup() {
             const viaStdio = await up(startGateway(`gateway-stdio-${peer.key}`, `stdio:node ${script} --stdio`));
             const upstream = await up(startServer(`gateway-upstream-${peer.key}`, ['node', script, '--port', '0']));
             const viaHttp = await up(startGateway(`gateway-http-${peer.key}`, upstream.url, [upstream.pid]));
+            const ownCore = loadCpu === undefined ? undefined
+                : await up(startGateway(`gateway-http-${peer.key}-cpu${loadCpu}`, upstream.url, [upstream.pid], loadCpu));
             const directSid = peer.legacySession ? await openLegacySession(direct.url) : undefined;
             const entries = [...new Set(Object.values(peer.direct))].map(w => ({
                 server: direct, target: besideGateways(peer.target), workload: w, env: workloadEnv(w, directSid), connections: plan.connections
@@ -440,6 +445,10 @@ async function gatewayGroup() {
                 const sid = await openLegacySession(gateway.url);
                 for (const w of gatewayWorkloads)
                     entries.push({ server: gateway, target: peerGatewayTarget(peer, transport), workload: w, env: workloadEnv(w, sid), connections: plan.connections });
+            }
+            if (ownCore) {
+                const sid = await openLegacySession(ownCore.url);
+                entries.push({ server: ownCore, target: ownCoreTarget(peer), workload: peer.ownCore, env: workloadEnv(peer.ownCore, sid), connections: plan.connections });
             }
             // Warm-up, once per server with its first workload, the same for all: Node's JIT needs seconds (a
             // direct peer warmed for 1 s ran at a third of its rate in its first slices), and the gateway starts
