@@ -18,6 +18,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -168,7 +169,16 @@ public:
     ~impl() { flush_log(); }
 
     void log_line(std::string const& line) const {
+        log_with([&](std::string& out) { out += line; });
+    }
+
+    /// Logs the line `write` appends to the string it is given. Bound for stderr, the line is written
+    /// straight into the pending lines: a request's line then costs no string of its own.
+    template<typename Write>
+    void log_with(Write&& write) const {
         if (options_.log) {
+            std::string line;
+            write(line);
             options_.log(line);
             return;
         }
@@ -179,7 +189,7 @@ public:
         bool arm = false;
         {
             std::lock_guard lock(log_mutex_);
-            log_pending_ += line;
+            write(log_pending_);
             log_pending_ += '\n';
             arm = !flush_armed_;
             flush_armed_ = true;
@@ -528,21 +538,25 @@ public:
                 o.on_progress = [c](client::progress_event const& e) {
                     c->relay_progress(e);
                 };
-            o.on_input = [weak = std::weak_ptr<forwarded_call>(call)](client::input_question q) {
-                return ask(weak, std::move(q));
+            // A raw pointer fits std::function's small buffer (a weak_ptr would be allocated for every call);
+            // the weak reference is taken when the upstream asks, while the call is alive.
+            o.on_input = [c](client::input_question q) {
+                return ask(c->weak_from_this(), std::move(q));
             };
             // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
             o.on_log = [c](client::log_event const& e) {
                 c->relay_log(e);
             };
             if (self->era_ == protocol::era::modern) {
-                o.client_capabilities = spec.capabilities;
+                // Moved: a modern call never goes round again (only a legacy one resends, below).
+                o.client_capabilities = std::move(spec.capabilities);
                 // The downstream's threshold, upstream: no lines it would drop, none at all when it hears
                 // none.
                 o.log_level = spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
             }
             std::string method(protocol::info(spec.method).name);
-            auto r = co_await conn->client->async_request(std::move(method), std::move(spec.params), o);
+            auto r =
+                co_await conn->client->async_request(std::move(method), std::move(spec.params), std::move(o));
             std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
             if (conn->log_owner.lock() == call)
                 conn->log_owner.reset();
@@ -1058,22 +1072,24 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     auto log = [&](std::string const& status) {
         auto const ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-        std::string line; // one allocation: this runs for every request
-        line.reserve(96 + self->name_.size());
-        line += "duet gateway: ";
-        line += protocol::info(method).name;
-        line += ' ';
-        append_era(line, ctx.era(), ctx.version());
-        line += " -> ";
-        append_era(line, self->era_, self->version_);
-        line += " upstream=";
-        line += self->name_;
-        line += " status=";
-        line += status;
-        line += ' ';
-        line += std::to_string(ms.count());
-        line += "ms";
-        self->log_line(line);
+        // Written in place (log_with): this runs for every request.
+        self->log_with([&](std::string& line) {
+            line += "duet gateway: ";
+            line += protocol::info(method).name;
+            line += ' ';
+            append_era(line, ctx.era(), ctx.version());
+            line += " -> ";
+            append_era(line, self->era_, self->version_);
+            line += " upstream=";
+            line += self->name_;
+            line += " status=";
+            line += status;
+            line += ' ';
+            char digits[24];
+            auto const end = std::to_chars(digits, digits + sizeof digits, ms.count()).ptr;
+            line.append(digits, end);
+            line += "ms";
+        });
     };
 
     auto up = upstream_params(method, params, self->options_.lenient_args);
