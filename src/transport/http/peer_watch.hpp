@@ -13,26 +13,22 @@
 // Construct, query and destroy it on the socket's strand; `on_gone` runs there too.
 #pragma once
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <functional>
 #include <memory>
 
 namespace duet::transport::http {
 
 class peer_watch {
 public:
-    peer_watch(boost::asio::ip::tcp::socket& socket, std::function<void()> on_gone)
-        : socket_(socket), state_(std::make_shared<state>()) {
-        state_->on_gone = std::move(on_gone);
-        boost::asio::co_spawn(socket.get_executor(), watch(socket, state_), boost::asio::detached);
+    template<typename OnGone>
+    peer_watch(boost::asio::ip::tcp::socket& socket, OnGone on_gone)
+        : socket_(socket), state_(std::make_shared<state_with<OnGone>>(std::move(on_gone))) {
+        wait(socket_, state_);
     }
 
     ~peer_watch() {
@@ -49,34 +45,43 @@ public:
     [[nodiscard]] bool gone() const noexcept { return state_->gone; }
 
 private:
+    // The flags and the callback in one block: a watch is set up for every request answered later (each call
+    // a gateway forwards), so it costs one allocation and a completion handler, not a coroutine.
     struct state {
+        virtual ~state() = default;
+        virtual void call_on_gone() = 0;
         bool active = true;
         bool gone = false;
-        std::function<void()> on_gone;
+    };
+    template<typename OnGone>
+    struct state_with final : state {
+        explicit state_with(OnGone f) : on_gone(std::move(f)) {}
+        void call_on_gone() override { on_gone(); }
+        OnGone on_gone;
     };
 
-    static boost::asio::awaitable<void> watch(boost::asio::ip::tcp::socket& socket,
-                                              std::shared_ptr<state> st) {
-        using tcp = boost::asio::ip::tcp;
-        for (;;) {
-            auto waited = co_await socket.async_wait(tcp::socket::wait_read,
-                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
-            if (!st->active || std::get<0>(waited) == boost::asio::error::operation_aborted)
-                co_return;
-            if (!std::get<0>(waited)) {
-                // Readiness may be stale or spurious: peek without blocking, or the whole strand would wait.
-                char byte = 0;
-                auto const n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-                if (n > 0)
-                    co_return; // the next request, pipelined: the peer is there
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                    continue; // nothing after all: keep watching
-            }
-            break; // end of stream (0), or a reset or other error
-        }
-        st->gone = true;
-        if (st->on_gone)
-            st->on_gone();
+    static void wait(boost::asio::ip::tcp::socket& socket, std::shared_ptr<state> st) {
+        socket.async_wait(boost::asio::ip::tcp::socket::wait_read,
+                          [&socket, st = std::move(st)](boost::system::error_code ec) mutable {
+                              if (!st->active || ec == boost::asio::error::operation_aborted)
+                                  return;
+                              if (!ec) {
+                                  // Readiness may be stale or spurious: peek without blocking, or the whole
+                                  // strand would wait.
+                                  char byte = 0;
+                                  auto const n =
+                                      ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+                                  if (n > 0)
+                                      return; // the next request, pipelined: the peer is there
+                                  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+                                      wait(socket, std::move(st)); // nothing after all: keep watching
+                                      return;
+                                  }
+                              }
+                              // End of stream (0), or a reset or other error.
+                              st->gone = true;
+                              st->call_on_gone();
+                          });
     }
 
     boost::asio::ip::tcp::socket& socket_;
