@@ -126,7 +126,8 @@ struct client_options {
     boost::json::object client_info{{"name", "duet"}, {"version", "0.1.0"}};
     input_handlers inputs;
     std::chrono::milliseconds request_timeout = std::chrono::seconds(60);
-    /// How long auto waits for the server/discover probe before concluding legacy.
+    /// How long auto waits for the server/discover probe before concluding legacy. A stdio server that reads
+    /// the probe late and exits on it is started again, once, for the handshake.
     std::chrono::milliseconds probe_timeout = std::chrono::seconds(5);
     /// Where auto remembers its verdicts (null: never remember).
     verdict_cache* verdicts = &default_verdict_cache();
