@@ -172,12 +172,11 @@ awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
     if (opts.version)
         co_return probe.value.error();
     auto const offer = protocol::latest_handshake_version;
-    bool const restarted = verdict == probe_says::restart_then_legacy;
-    auto r = co_await connect_legacy(c, offer, restarted);
+    auto r = co_await connect_legacy(c, offer, verdict == probe_says::restart_then_legacy);
     // A probe that timed out is still read, late: a server that exits on it (a loaded machine, a slow start)
     // closes before its handshake's answer, having never seen the initialize. Started again, it gets only
     // that.
-    if (!r && r.error().code == errc::closed && !restarted)
+    if (!r && r.error().code == errc::closed && probe.value.error().code == errc::timeout)
         r = co_await connect_legacy(c, offer, true);
     if (r && opts.verdicts)
         opts.verdicts->remember(server, era_verdict{protocol::era::legacy, c->version_});
