@@ -10,6 +10,7 @@
 #include "event_stream.hpp"
 #include "origin.hpp"
 #include "peer_watch.hpp"
+#include "request.hpp"
 #include "response_head.hpp"
 #include "session_store.hpp"
 #include "stream_queue.hpp"
@@ -47,26 +48,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-// A request's header fields and body live for one request; Beast would allocate each field and the body on
-// the heap. They come from the frame pool instead (server::frame_storage(), per-thread free lists), as the
-// body's parsed JSON does.
-template<class T>
-struct frame_allocator {
-    using value_type = T;
-    frame_allocator() noexcept = default;
-    template<class U>
-    frame_allocator(frame_allocator<U> const&) noexcept {}
-    T* allocate(std::size_t n) {
-        return static_cast<T*>(server::frame_storage()->allocate(n * sizeof(T), alignof(T)));
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        server::frame_storage()->deallocate(p, n * sizeof(T), alignof(T));
-    }
-    friend bool operator==(frame_allocator const&, frame_allocator const&) noexcept { return true; }
-};
-using request_body = bhttp::basic_string_body<char, std::char_traits<char>, frame_allocator<char>>;
-using request_fields = bhttp::basic_fields<frame_allocator<char>>;
-using request_t = bhttp::request<request_body, request_fields>;
+using request_t = http::request;
 using http::bounded_socket;
 using http::event_stream;
 using http::legacy_session;
@@ -85,8 +67,8 @@ constexpr std::string_view allow_methods = "GET, POST, DELETE";
 /// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
 constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 
-// Headers are found by walking the request's few fields in order rather than through Beast's case-insensitive
-// tree, whose lookups cost more than the walk: a known name by Beast's enum, any other by its spelling.
+// Headers are found by walking the request's few fields in order (request.hpp keeps no lookup structure,
+// which would cost more than the walk): a known name by Beast's enum, any other by its spelling.
 std::optional<std::string_view> header(request_t const& req, bhttp::field name) {
     for (auto const& field : req)
         if (field.name() == name)
@@ -427,7 +409,7 @@ private:
         for (;;) {
             if (draining_ && buffer.size() == 0)
                 break; // between requests at a drain: nothing to finish
-            bhttp::request_parser<request_body, frame_allocator<char>> parser;
+            http::request_parser parser;
             parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
             parser.body_limit(options_.max_body_bytes);
             // The whole request, from when it is awaited to its last byte, within the idle timeout.
@@ -440,8 +422,7 @@ private:
             entry->idle = false;
 
             if (ec) {
-                request_t dummy;
-                dummy.version(11);
+                request_t const dummy(11);
                 if (ec == bhttp::error::body_limit) {
                     reply answer = reply{
                         bhttp::status::payload_too_large,
