@@ -6,8 +6,9 @@
 // server never makes (it walks a request's few fields in order): about a twelfth of what a plain request
 // costs `duet serve`. Here the request line's target and the fields' names and values are appended to one
 // buffer and each field is a small entry of offsets into it, so a request's head is two allocations from the
-// frame pool. Fields keep their order and duplicates, as Beast's do; tests/http/request_parser_test.cpp
-// pins that a request reads the same through both.
+// frame pool. Fields keep arrival order and duplicates (Beast lists a repeated name's values together; the
+// server only looks fields up by name); tests/http/request_parser_test.cpp pins that a request reads the same
+// through both.
 #pragma once
 
 #include "frame_allocator.hpp"
@@ -42,8 +43,10 @@ private:
 };
 
 class request {
+    using frame_string = std::basic_string<char, std::char_traits<char>, frame_allocator<char>>;
+
 public:
-    using body_type = std::basic_string<char, std::char_traits<char>, frame_allocator<char>>;
+    using body_type = frame_string;
 
     request() = default;
     /// A request read no further than its version (for the answer to one that could not be read).
@@ -54,7 +57,6 @@ public:
     [[nodiscard]] unsigned version() const noexcept { return version_; }
     [[nodiscard]] bool keep_alive() const noexcept { return keep_alive_; }
     [[nodiscard]] body_type const& body() const noexcept { return body_; }
-    [[nodiscard]] body_type& body() noexcept { return body_; }
 
     class const_iterator {
     public:
@@ -86,7 +88,6 @@ public:
 
     [[nodiscard]] const_iterator begin() const noexcept { return {this, 0}; }
     [[nodiscard]] const_iterator end() const noexcept { return {this, fields_.size()}; }
-    [[nodiscard]] std::size_t field_count() const noexcept { return fields_.size(); }
 
 private:
     friend class request_parser;
@@ -118,7 +119,7 @@ private:
     unsigned version_ = 11;
     bool keep_alive_ = false;
     span target_;
-    std::basic_string<char, std::char_traits<char>, frame_allocator<char>> text_;
+    frame_string text_; ///< the target, then each field's name and value
     std::vector<entry, frame_allocator<entry>> fields_;
     body_type body_;
 };
@@ -128,7 +129,6 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 public:
     request_parser();
 
-    [[nodiscard]] request& get() noexcept { return request_; }
     /// The request, once is_done(); the parser is not used again.
     [[nodiscard]] request release() noexcept { return std::move(request_); }
 
