@@ -8,6 +8,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -22,10 +23,14 @@ struct outcome {
     std::string err;
 };
 
-std::string slurp(std::string const& path) {
-    std::ifstream in(path);
+// The whole of a file the test wrote in the temporary directory; the file is removed once read.
+std::string take_file(std::string const& path) {
     std::stringstream s;
-    s << in.rdbuf();
+    {
+        std::ifstream in(path);
+        s << in.rdbuf();
+    }
+    std::remove(path.c_str());
     return s.str();
 }
 
@@ -39,8 +44,8 @@ outcome duet(std::string const& args) {
     int const status = std::system(command.c_str());
     outcome o;
     o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.out = slurp(base + ".out");
-    o.err = slurp(base + ".err");
+    o.out = take_file(base + ".out");
+    o.err = take_file(base + ".err");
     return o;
 }
 

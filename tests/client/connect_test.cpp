@@ -13,6 +13,7 @@
 
 #include <boost/asio/error.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -33,10 +34,14 @@ client::client_options mode(client::connect_mode m) {
     return o;
 }
 
-std::string slurp(std::string const& path) {
-    std::ifstream in(path);
+// The whole of a file the test wrote in the temporary directory; the file is removed once read.
+std::string take_file(std::string const& path) {
     std::stringstream s;
-    s << in.rdbuf();
+    {
+        std::ifstream in(path);
+        s << in.rdbuf();
+    }
+    std::remove(path.c_str());
     return s.str();
 }
 
@@ -78,7 +83,7 @@ TEST(LegacyConnect, OffersTheLatestHandshakeVersionAndAdoptsACounterOfferOnStdio
     ASSERT_TRUE(r) << r.error().to_string();
     EXPECT_EQ(c->version(), protocol::version::v2025_03_26) << "the answer, not the offer";
     c.close();
-    auto const sent = slurp(log);
+    auto const sent = take_file(log);
     EXPECT_NE(sent.find(R"("protocolVersion":"2025-11-25")"), std::string::npos) << sent;
     EXPECT_NE(sent.find("notifications/initialized"), std::string::npos);
 }
@@ -249,7 +254,7 @@ TEST(AutoConnect, StartsAgainAServerThatExitsOnAProbeItReadAfterTheTimeout) {
     EXPECT_EQ(tools->size(), 1u);
     c.close();
     // One probe, read by the first process; the handshake, read by the second, which saw no probe.
-    auto const sent = slurp(log);
+    auto const sent = take_file(log);
     auto const probe = sent.find("server/discover");
     ASSERT_NE(probe, std::string::npos) << sent;
     EXPECT_EQ(sent.find("server/discover", probe + 1), std::string::npos) << sent;

@@ -16,6 +16,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -146,9 +147,12 @@ TEST_P(TypescriptV2Client, UsesDuetsServer) {
     int const status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "the v2 client failed (see its stderr above)";
-    std::ifstream in(out);
     std::stringstream text;
-    text << in.rdbuf();
+    {
+        std::ifstream in(out);
+        text << in.rdbuf();
+    }
+    std::remove(out.c_str());
     auto const seen = json::parse(text.str()).as_object();
     EXPECT_EQ(seen.at("era"), json::value(GetParam().era));
     EXPECT_EQ(seen.at("version"), json::value(GetParam().version));
