@@ -685,6 +685,7 @@ function versions() {
         `Duet: commit ${tryRun('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])}${spawnSync('git', ['-C', root, 'diff', '--quiet', 'HEAD']).status === 0 ? '' : ' (with uncommitted changes)'}, Release build (${rel(release)})`,
         `Compiler: ${tryRun('c++', ['--version']).split('\n')[0]}`,
         `Boost: ${tryRun('dpkg-query', ['-W', '-f=${Version}', 'libboost1.81-dev'])}`,
+        `Heap of \`duet\`: ${tryRun('ldd', [bin.duet]).includes('libmimalloc') ? `mimalloc ${tryRun('dpkg-query', ['-W', '-f=${Version}', 'libmimalloc-dev'])}` : "glibc's malloc"}`,
         `Node: ${process.version}; peers: ${peerVersions.join(', ')}`,
         `wrk: ${tryRun('wrk', ['-v']).split('\n')[0]}`,
         `nginx: ${tryRun('nginx', ['-v']).split('\n')[0]}`,
