@@ -5,6 +5,7 @@
 #include <duet/server/content.hpp>
 
 #include "http/mcp_http.hpp"
+#include "http/raw_socket.hpp"
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
@@ -17,6 +18,7 @@
 
 #include <atomic>
 #include <future>
+#include <thread>
 
 namespace {
 
@@ -103,6 +105,50 @@ TEST(HttpDisconnect, AnotherClientsCloseCancelsOnlyItsOwnRequest) {
     EXPECT_EQ(r.status, 200u) << r.body;
     EXPECT_EQ(first_text(result_of(r.messages().back())), "liftoff after 2 steps");
     c.expect_schema_valid();
+}
+
+// The watch reads nothing and decides nothing on data: a client that sends its next request on the same
+// connection while the answer to the first is still being prepared (HTTP/1.1 pipelining) is present, so the
+// first request runs to its answer and the second is answered after it.
+TEST(HttpDisconnect, APipelinedRequestWhileAnAnswerWaitsIsNotADisconnect) {
+    inproc_server s;
+    auto probe = add_waiting_tool(s.srv());
+    auto started = probe->started.get_future();
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    s.srv().add_tool(server::tool{.name = "hold", .description = "Answers once the test lets it"},
+                     [probe, release](json::object const&, server::request_context& ctx)
+                         -> boost::asio::awaitable<server::tool_result> {
+                         if (!probe->was_started.exchange(true))
+                             probe->started.set_value();
+                         boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+                         auto const give_up = std::chrono::steady_clock::now() + http_wait;
+                         while (!*release && !ctx.cancelled() && std::chrono::steady_clock::now() < give_up) {
+                             timer.expires_after(std::chrono::milliseconds(5));
+                             co_await timer.async_wait(boost::asio::use_awaitable);
+                         }
+                         co_return server::tool_result::text(ctx.cancelled() ? "cancelled" : "released");
+                     });
+    mcp_http c(s.ep());
+    raw_socket kept(s.ep().port);
+    ASSERT_TRUE(kept.connected());
+    ASSERT_TRUE(
+        kept.send(raw_request(s.ep(), c.spec_for(modern_request(1, "tools/call", call_params("hold"))))));
+    ASSERT_TRUE(ready(started));
+    ASSERT_TRUE(kept.send(raw_request(
+        s.ep(), c.spec_for(modern_request(2, "tools/call", call_params("echo", {{"text", "second"}}))))));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the second request is there to be seen
+    *release = true;
+
+    auto const first = kept.read_response();
+    ASSERT_FALSE(first.empty()) << "no answer to the first request";
+    auto const first_answer = json::parse(body_of(first));
+    EXPECT_EQ(first_answer.at("id"), 1);
+    EXPECT_EQ(first_text(result_of(first_answer)), "released");
+    auto const second = kept.read_response();
+    ASSERT_FALSE(second.empty()) << "no answer to the pipelined request";
+    auto const second_answer = json::parse(body_of(second));
+    EXPECT_EQ(second_answer.at("id"), 2);
+    EXPECT_EQ(first_text(result_of(second_answer)), "second");
 }
 
 } // namespace

@@ -13,12 +13,11 @@
 // Construct, query and destroy it on the socket's strand; `on_gone` runs there too.
 #pragma once
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include <sys/socket.h>
-
-#include <cerrno>
+#include <cstddef>
 #include <memory>
 
 namespace duet::transport::http {
@@ -45,13 +44,15 @@ public:
     [[nodiscard]] bool gone() const noexcept { return state_->gone; }
 
 private:
-    // The flags and the callback in one block: a watch is set up for every request answered later (each call
-    // a gateway forwards), so it costs one allocation and a completion handler, not a coroutine.
+    // The flags, the callback and the byte a peek reads into, in one block: a watch is set up for every
+    // request answered later (each call a gateway forwards), so it costs one allocation and a completion
+    // handler, not a coroutine.
     struct state {
         virtual ~state() = default;
         virtual void call_on_gone() = 0;
         bool active = true;
         bool gone = false;
+        char peeked = 0;
     };
     template<typename OnGone>
     struct state_with final : state {
@@ -60,28 +61,21 @@ private:
         OnGone on_gone;
     };
 
+    // A one-byte peek, which Asio performs without blocking and simply retries on a readiness that was
+    // spurious; what it sees stays for the connection's next read. (A wait costs one system call per request
+    // as well: Asio re-registers the socket with epoll for each one.)
     static void wait(boost::asio::ip::tcp::socket& socket, std::shared_ptr<state> st) {
-        socket.async_wait(boost::asio::ip::tcp::socket::wait_read,
-                          [&socket, st = std::move(st)](boost::system::error_code ec) mutable {
-                              if (!st->active || ec == boost::asio::error::operation_aborted)
-                                  return;
-                              if (!ec) {
-                                  // Readiness may be stale or spurious: peek without blocking, or the whole
-                                  // strand would wait.
-                                  char byte = 0;
-                                  auto const n =
-                                      ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-                                  if (n > 0)
-                                      return; // the next request, pipelined: the peer is there
-                                  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-                                      wait(socket, std::move(st)); // nothing after all: keep watching
-                                      return;
-                                  }
-                              }
-                              // End of stream (0), or a reset or other error.
-                              st->gone = true;
-                              st->call_on_gone();
-                          });
+        auto* byte = &st->peeked;
+        socket.async_receive(boost::asio::buffer(byte, 1), boost::asio::socket_base::message_peek,
+                             [st = std::move(st)](boost::system::error_code ec, std::size_t n) {
+                                 if (!st->active || ec == boost::asio::error::operation_aborted)
+                                     return;
+                                 if (!ec && n > 0)
+                                     return; // the next request, pipelined: the peer is there
+                                 // End of stream, or a reset or other error.
+                                 st->gone = true;
+                                 st->call_on_gone();
+                             });
     }
 
     boost::asio::ip::tcp::socket& socket_;
