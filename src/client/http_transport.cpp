@@ -11,6 +11,7 @@
 #include <duet/protocol/header_codec.hpp>
 #include <duet/transport/detail/deadline_watch.hpp>
 
+#include "response_parser.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -87,7 +88,7 @@ bool answers(jsonrpc::message const& m, jsonrpc::request_id const& id) {
 // Parses the bytes already read past the head into `parser`. A plain answer usually arrives with its head in
 // one read, and Beast's async_read_some would hand the parsed body back through a post (another trip through
 // the scheduler per call). False when those bytes are malformed, where the read would have failed.
-bool parse_buffered(exchange& x, bhttp::response_parser<bhttp::string_body>& parser) {
+bool parse_buffered(exchange& x, response_parser& parser) {
     while (!parser.is_done() && x.buffer.size() != 0) {
         boost::system::error_code ec;
         auto const used = parser.put(x.buffer.data(), ec);
@@ -175,7 +176,7 @@ public:
             auto x = std::make_shared<exchange>(ex_);
             outgoing req;
             append_request_head(req.head, "DELETE", url_.target, base_fields(true), 0);
-            bhttp::response_parser<bhttp::string_body> parser;
+            response_parser parser;
             [[maybe_unused]] auto ec = co_await open(x, req, parser);
         }
     }
@@ -212,9 +213,9 @@ private:
     }
 
     // After a response read to its end: the connection serves the next POST unless either side ends it.
-    void keep(std::shared_ptr<exchange> const& x, bhttp::response_parser<bhttp::string_body> const& parser) {
-        if (closed_ || x->abandoned || !parser.is_done() || !parser.get().keep_alive() ||
-            x->buffer.size() != 0 || idle_.size() >= max_idle_connections)
+    void keep(std::shared_ptr<exchange> const& x, response_parser const& parser) {
+        if (closed_ || x->abandoned || !parser.is_done() || !parser.keep_alive() || x->buffer.size() != 0 ||
+            idle_.size() >= max_idle_connections)
             return;
         idle_.push_back(x);
     }
@@ -246,7 +247,7 @@ private:
     // A reused connection the server closed while it was idle fails before any byte of the answer arrives:
     // the request goes again once, on a new connection.
     awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x, outgoing const& req,
-                                              bhttp::response_parser<bhttp::string_body>& parser) {
+                                              response_parser& parser) {
         auto const bytes = std::array{asio::buffer(req.head), asio::buffer(req.body)};
         parser.body_limit(boost::none);
         parser.header_limit(64 * 1024);
@@ -320,13 +321,12 @@ private:
     };
 
     // Reads an SSE body to its end, delivering every message.
-    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x,
-                                    bhttp::response_parser<bhttp::string_body>& parser, unsigned status,
+    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x, response_parser& parser, unsigned status,
                                     std::optional<jsonrpc::request_id> id) {
         sse_parser sse;
         sse_outcome out;
         auto take = [&] {
-            auto& body = parser.get().body();
+            auto& body = parser.body();
             for (auto const& e : sse.feed(body))
                 if (e.has_data && !e.data.empty() && deliver_text(e.data, status, id, nullptr))
                     out.answered = true;
@@ -371,7 +371,7 @@ private:
                 fields.set(h.name, h.value);
             append_request_head(req.head, "POST", self->url_.target, fields, req.body.size());
         }
-        bhttp::response_parser<bhttp::string_body> parser;
+        response_parser parser;
         auto const ec = co_await self->open(x, req, parser);
         if (x->abandoned || self->closed_) {
             self->forget(x, id);
@@ -384,12 +384,11 @@ private:
             self->forget(x, id);
             co_return;
         }
-        auto const& head = parser.get();
-        unsigned const status = head.result_int();
+        unsigned const status = parser.status();
         if (is_initialize)
-            if (auto const sid = head.find("Mcp-Session-Id"); sid != head.end())
-                self->session_id_ = std::string(sid->value());
-        bool const sse = std::string_view(head[bhttp::field::content_type]).starts_with("text/event-stream");
+            if (auto const sid = parser.session_id())
+                self->session_id_ = std::string(*sid);
+        bool const sse = parser.content_type().starts_with("text/event-stream");
         if (sse && status == 200) {
             auto outcome = co_await self->read_sse(x, parser, status, id);
             self->forget(x, id);
@@ -418,13 +417,12 @@ private:
         self->keep(x, parser);
         std::optional<jsonrpc::error_object> id_less;
         bool answered = false;
-        auto const& body = parser.get().body();
+        auto const& body = parser.body();
         // A 404 on a legacy session says the server forgot it, whatever error its body spells: the request
         // fails as session_expired (the connection is over: client_impl), not with the body's error.
         bool const session_lost =
             status == 404 && facts.legacy_session && self->session_id_ && !is_initialize;
-        if (!session_lost && !body.empty() &&
-            std::string_view(head[bhttp::field::content_type]).starts_with("application/json"))
+        if (!session_lost && !body.empty() && parser.content_type().starts_with("application/json"))
             answered = self->deliver_text(body, status, id, &id_less);
         if (!id || answered)
             co_return;
@@ -433,7 +431,7 @@ private:
                                        "the server answered the request with no message", status));
             co_return;
         }
-        auto e = status_error(status, head.reason(), facts.legacy_session);
+        auto e = status_error(status, parser.reason(), facts.legacy_session);
         if (id_less && e.code == errc::http_status) {
             e = rpc_failure(*id_less, status);
         }
@@ -470,28 +468,26 @@ private:
                     fields.set("Last-Event-ID", last_event_id);
                 append_request_head(req.head, "GET", self->url_.target, fields, 0);
             }
-            bhttp::response_parser<bhttp::string_body> parser;
+            response_parser parser;
             auto const ec = co_await self->open(x, req, parser);
             if (x->abandoned || self->closed_) {
                 self->forget(x, awaited);
                 co_return;
             }
-            unsigned const status = ec ? 0 : parser.get().result_int();
-            bool const sse =
-                !ec &&
-                std::string_view(parser.get()[bhttp::field::content_type]).starts_with("text/event-stream");
+            unsigned const status = ec ? 0 : parser.status();
+            bool const sse = !ec && parser.content_type().starts_with("text/event-stream");
             if (ec || status != 200 || !sse) {
                 // No stream offered (405) or none for us: the standalone stream is optional; a resumption
                 // that cannot happen loses its request.
                 self->forget(x, awaited);
                 if (awaited)
                     self->fail(*awaited, ec ? make_error(errc::connect_failed, ec.message())
-                                            : status_error(status, parser.get().reason(), true));
+                                            : status_error(status, parser.reason(), true));
                 else if (!ec && status == 404 && self->session_id_)
                     // The server no longer knows the session (it restarted, or expired it): nothing will
                     // come on it again, and the connection is over for its owner to begin anew.
                     if (auto sink = self->sink_.lock())
-                        sink->on_closed(status_error(status, parser.get().reason(), true));
+                        sink->on_closed(status_error(status, parser.reason(), true));
                 co_return;
             }
             auto outcome = co_await self->read_sse(x, parser, 0, awaited);
