@@ -3,6 +3,7 @@
 // 2 usage, 3 unreachable, 4 JSON-RPC error.
 #include "client/sync_client.hpp"
 #include "http/servers.hpp"
+#include "support/files.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -10,29 +11,17 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace {
 
 namespace json = boost::json;
+using duet::test::take_file;
 
 struct outcome {
     int code = -1;
     std::string out;
     std::string err;
 };
-
-// The whole of a file the test wrote in the temporary directory; the file is removed once read.
-std::string take_file(std::string const& path) {
-    std::stringstream s;
-    {
-        std::ifstream in(path);
-        s << in.rdbuf();
-    }
-    std::remove(path.c_str());
-    return s.str();
-}
 
 // Runs `duet ARGS` through the shell with stdin from /dev/null.
 outcome duet(std::string const& args) {

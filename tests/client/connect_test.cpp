@@ -10,17 +10,17 @@
 #include "client/sync_client.hpp"
 #include "client/url_process.hpp"
 #include "http/servers.hpp"
+#include "support/files.hpp"
 
 #include <boost/asio/error.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace {
 
 using namespace duet;
 using namespace duet::test::client_side;
+using duet::test::take_file;
 namespace json = boost::json;
 
 client::client_options mode(client::connect_mode m) {
@@ -32,17 +32,6 @@ client::client_options mode(client::connect_mode m) {
     // shortens it.
     o.probe_timeout = std::chrono::seconds(20);
     return o;
-}
-
-// The whole of a file the test wrote in the temporary directory; the file is removed once read.
-std::string take_file(std::string const& path) {
-    std::stringstream s;
-    {
-        std::ifstream in(path);
-        s << in.rdbuf();
-    }
-    std::remove(path.c_str());
-    return s.str();
 }
 
 std::string temp_log(std::string const& name) {

@@ -11,6 +11,7 @@
 #include "client/sync_client.hpp"
 #include "client/url_process.hpp"
 #include "http/servers.hpp"
+#include "support/files.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -19,8 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace {
 
@@ -147,13 +146,7 @@ TEST_P(TypescriptV2Client, UsesDuetsServer) {
     int const status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "the v2 client failed (see its stderr above)";
-    std::stringstream text;
-    {
-        std::ifstream in(out);
-        text << in.rdbuf();
-    }
-    std::remove(out.c_str());
-    auto const seen = json::parse(text.str()).as_object();
+    auto const seen = json::parse(duet::test::take_file(out)).as_object();
     EXPECT_EQ(seen.at("era"), json::value(GetParam().era));
     EXPECT_EQ(seen.at("version"), json::value(GetParam().version));
     EXPECT_EQ(seen.at("tools"), (json::array{"add", "ask_name", "countdown", "echo"}));

@@ -5,16 +5,15 @@
 // limits, however the bytes arrive. (Beast's fields list a repeated name's values together, after the first
 // one; the request keeps arrival order. The server only ever looks fields up by name, so the rows are
 // compared grouped by name, each group in its own order.)
+#include "support/beast_feed.hpp"
 #include "transport/http/request.hpp"
 
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,41 +21,10 @@
 namespace {
 
 namespace bhttp = boost::beast::http;
+using duet::test::feed;
 using duet::transport::http::request;
 using duet::transport::http::request_parser;
-
-struct limits {
-    std::uint32_t header = 8 * 1024;
-    std::uint64_t body = 1024 * 1024;
-};
-
-// Feeds `raw` to `parser` `step` bytes at a time, as reads of that size would bring it: the unconsumed bytes
-// stay buffered and are offered again with the next ones.
-template<class Parser>
-boost::system::error_code feed(Parser& parser, std::string const& raw, std::size_t step, limits lim) {
-    parser.header_limit(lim.header);
-    parser.body_limit(lim.body);
-    parser.eager(true);
-    boost::beast::flat_buffer buffer;
-    std::size_t offered = 0;
-    while (!parser.is_done()) {
-        if (offered == raw.size())
-            return bhttp::error::partial_message;
-        auto const n = std::min(step, raw.size() - offered);
-        auto out = buffer.prepare(n);
-        std::memcpy(out.data(), raw.data() + offered, n);
-        buffer.commit(n);
-        offered += n;
-        boost::system::error_code ec;
-        auto const used = parser.put(buffer.data(), ec);
-        buffer.consume(used);
-        if (ec == bhttp::error::need_more)
-            continue;
-        if (ec)
-            return ec;
-    }
-    return {};
-}
+using limits = duet::test::parse_limits;
 
 using field_row = std::tuple<bhttp::field, std::string, std::string>;
 

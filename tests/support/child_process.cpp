@@ -1,5 +1,7 @@
 #include "support/child_process.hpp"
 
+#include "support/files.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -13,8 +15,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 extern char** environ;
 
@@ -134,10 +134,7 @@ int child_process::wait_exit(steady::time_point deadline) {
 }
 
 std::string child_process::stderr_text() const {
-    std::ifstream f(stderr_path_);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
+    return read_file(stderr_path_);
 }
 
 } // namespace duet::test

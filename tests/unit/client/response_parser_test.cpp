@@ -4,14 +4,13 @@
 // keep-alive, first Content-Type, first Mcp-Session-Id and body, and the same errors, however the bytes
 // arrive.
 #include "client/response_parser.hpp"
+#include "support/beast_feed.hpp"
 
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,41 +20,7 @@ namespace {
 
 namespace bhttp = boost::beast::http;
 using duet::client::detail::response_parser;
-
-// Feeds `raw` to `parser` `step` bytes at a time, as reads of that size would bring it (the unconsumed bytes
-// stay buffered and are offered again with the next ones), then the end of the stream, as Beast's reads do
-// when the server closes the connection.
-template<class Parser>
-boost::system::error_code feed(Parser& parser, std::string const& raw, std::size_t step,
-                               std::optional<std::uint64_t> body_limit) {
-    parser.header_limit(8 * 1024);
-    if (body_limit)
-        parser.body_limit(*body_limit);
-    else
-        parser.body_limit(boost::none);
-    parser.eager(true); // past the head in one put, as the client's reads go on to the body
-    boost::beast::flat_buffer buffer;
-    std::size_t offered = 0;
-    while (!parser.is_done()) {
-        boost::system::error_code ec;
-        if (offered == raw.size()) {
-            parser.put_eof(ec);
-            return ec;
-        }
-        auto const n = std::min(step, raw.size() - offered);
-        auto out = buffer.prepare(n);
-        std::memcpy(out.data(), raw.data() + offered, n);
-        buffer.commit(n);
-        offered += n;
-        auto const used = parser.put(buffer.data(), ec);
-        buffer.consume(used);
-        if (ec == bhttp::error::need_more)
-            continue;
-        if (ec)
-            return ec;
-    }
-    return {};
-}
+using duet::test::feed;
 
 struct reading {
     boost::system::error_code ec;
@@ -78,7 +43,7 @@ void PrintTo(reading const& r, std::ostream* os) {
 reading through_beast(std::string const& raw, std::size_t step, std::optional<std::uint64_t> limit) {
     bhttp::response_parser<bhttp::string_body> parser;
     reading r;
-    r.ec = feed(parser, raw, step, limit);
+    r.ec = feed(parser, raw, step, {.body = limit});
     if (r.ec)
         return r;
     auto const& m = parser.get();
@@ -96,7 +61,7 @@ reading through_beast(std::string const& raw, std::size_t step, std::optional<st
 reading through_duet(std::string const& raw, std::size_t step, std::optional<std::uint64_t> limit) {
     response_parser parser;
     reading r;
-    r.ec = feed(parser, raw, step, limit);
+    r.ec = feed(parser, raw, step, {.body = limit});
     if (r.ec)
         return r;
     r.status = parser.status();

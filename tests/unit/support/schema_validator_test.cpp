@@ -1,5 +1,6 @@
 // The schema validator itself: official examples pass, broken values fail, bad checks are told apart from
 // invalid values, and large batches come back complete and in order.
+#include "support/files.hpp"
 #include "support/schema_validator.hpp"
 
 #include <boost/json/object.hpp>
@@ -8,8 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,10 +25,7 @@ fs::path examples_dir() {
 }
 
 json::value read_json(fs::path const& file) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    return json::parse(text.str());
+    return json::parse(duet::test::read_file(file.string()));
 }
 
 struct example_case {
