@@ -43,14 +43,14 @@ bool sdks_installed() {
     if (!sdks_installed())                                                                                   \
     GTEST_SKIP() << "the npm SDKs are not installed (scripts/bootstrap)"
 
-client::client_options mode(client::connect_mode m) {
+client::client_options interop_options(client::connect_mode m) {
     client::client_options o;
     o.mode = m;
     o.verdicts = nullptr;
     return o;
 }
 
-std::string first_text(json::object const& result) {
+std::string first_block_text(json::object const& result) {
     auto const& content = result.at("content").as_array();
     return content.empty() ? std::string() : std::string(content.at(0).as_object().at("text").as_string());
 }
@@ -61,7 +61,7 @@ void exercise(sync_client& c, std::string const& sdk) {
     EXPECT_FALSE(tools->empty());
     auto echo = c.run(c->async_call_tool("echo", json::object{{"text", "across SDKs"}}));
     ASSERT_TRUE(echo) << echo.error().to_string();
-    EXPECT_EQ(first_text(*echo), "across SDKs");
+    EXPECT_EQ(first_block_text(*echo), "across SDKs");
     auto read = c.run(c->async_read_resource("interop://greeting"));
     ASSERT_TRUE(read) << read.error().to_string();
     EXPECT_EQ(read->at("contents").as_array().at(0).as_object().at("text"),
@@ -91,7 +91,7 @@ TEST_P(TypescriptV2HttpServer, ServesEveryCall) {
     url_process server({node, peer("v2_http_server.mjs")});
     ASSERT_FALSE(server.url().empty());
     sync_client c;
-    auto r = c.connect(client::http_target{server.url(), {}}, mode(GetParam().mode));
+    auto r = c.connect(client::http_target{server.url(), {}}, interop_options(GetParam().mode));
     ASSERT_TRUE(r) << r.error().to_string();
     EXPECT_EQ(c->era(), GetParam().expected);
     EXPECT_EQ(c->server_info().at("name"), "interop-v2-server");
@@ -111,7 +111,8 @@ TEST_P(TypescriptV1StdioServer, IsReachedThroughInitialize) {
     auto const node = node_binary();
     DUET_SKIP_WITHOUT_PEERS(node);
     sync_client c;
-    auto r = c.connect(client::stdio_target{node, {peer("v1_stdio_server.mjs")}}, mode(GetParam()));
+    auto r =
+        c.connect(client::stdio_target{node, {peer("v1_stdio_server.mjs")}}, interop_options(GetParam()));
     ASSERT_TRUE(r) << r.error().to_string();
     EXPECT_EQ(c->era(), protocol::era::legacy);
     EXPECT_EQ(c->version(), protocol::version::v2025_11_25);

@@ -37,15 +37,15 @@ json::object modern_call(int id, json::object extra_meta = {}) {
 }
 
 /// What one downstream call heard: the upstream's answer text and the tokens of the progress on its stream.
-struct heard {
+struct heard_progress {
     std::string text;
     std::vector<json::value> progress_tokens;
 };
 
-heard post(mcp_http& c, json::object const& request) {
+heard_progress post(mcp_http& c, json::object const& request) {
     auto const r = c.post(request);
     EXPECT_EQ(r.status, 200u) << r.body;
-    heard h;
+    heard_progress h;
     for (auto const& m : r.messages()) {
         auto const& o = m.as_object();
         if (o.contains("result"))

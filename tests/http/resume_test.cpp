@@ -55,11 +55,6 @@ request_spec get_spec(mcp_http const& c, std::optional<std::string> last_event_i
     return stream_spec(c, {{"Last-Event-ID", *last_event_id}});
 }
 
-json::object with_progress(json::object params, std::string_view token) {
-    params["_meta"] = json::object{{"progressToken", token}};
-    return params;
-}
-
 // A session that hears notifications/resources/updated for everything under duet://demo/readme.
 void subscribe_to_readme(mcp_http& c) {
     auto const r = c.post(legacy_request("sub", "resources/subscribe", {{"uri", "duet://demo/readme"}}));

@@ -45,12 +45,7 @@ void add_immediate_tools(server::server& srv) {
                  });
 }
 
-json::object with_progress(json::object params, std::string_view token) {
-    params["_meta"] = json::object{{"progressToken", token}};
-    return params;
-}
-
-transport::http_options polling_options() {
+transport::http_options polling_every_100ms() {
     transport::http_options o;
     o.sse_retry = std::chrono::milliseconds(100);
     return o;
@@ -104,7 +99,7 @@ TEST(HttpSessionDirect, AnImmediateHandlerWhoseMessagesAreFilteredAnswersWithJso
 // SEP-1699: a handler that ends its stream and answers at once. The POST carries the priming event only; the
 // answer waits in the stream for the client's GET with that event's id.
 TEST(HttpSessionDirect, AnImmediateHandlerThatEndsItsStreamIsResumedWithGet) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_every_100ms());
     add_immediate_tools(s.srv());
     mcp_http c(s.ep());
     c.initialize("2025-11-25");

@@ -95,6 +95,12 @@ inline boost::json::object call_params(std::string_view tool, boost::json::objec
     return boost::json::object{{"name", tool}, {"arguments", std::move(arguments)}};
 }
 
+/// `params` asking for progress under `token` (a legacy request's `_meta`).
+inline boost::json::object with_progress(boost::json::object params, std::string_view token) {
+    params["_meta"] = boost::json::object{{"progressToken", token}};
+    return params;
+}
+
 // ---- reading what the server wrote
 // --------------------------------------------------------------------------
 

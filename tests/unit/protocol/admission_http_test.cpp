@@ -31,10 +31,6 @@ using namespace duet::test::admission_rows;
 
 // ---- fixtures ---------------------------------------------------------------------------------------------
 
-duet::jsonrpc::request make_request(std::string_view method, std::string_view params) {
-    return {duet::jsonrpc::request_id{1}, std::string(method), params_of(params)};
-}
-
 // The x-mcp-header bindings of a "forecast" tool; every other tool has none.
 std::vector<param_header> const forecast_bindings{
     {"Region", {"region"}, param_type::string},
@@ -51,10 +47,8 @@ param_header_lookup const bindings_of = [](std::string_view tool) -> std::span<p
 // ---- expectations -----------------------------------------------------------------------------------------
 
 constexpr refused mismatch_400{errc::header_mismatch, 400};
-constexpr refused unsupported_400{errc::unsupported_protocol_version, 400};
 constexpr refused invalid_params_400{errc::invalid_params, 400};
 constexpr refused invalid_request_400{errc::invalid_request, 400};
-constexpr refused not_found_404{errc::method_not_found, 404};
 constexpr refused unknown_session_404{errc::invalid_request, 404};
 
 // ---- one POST: body, headers, session ---------------------------------------------------------------------
@@ -95,10 +89,6 @@ TEST_P(HttpPost, IsAdmittedAsPolicySays) {
         matches(admit_post(make_request(row.method, row.params), http, row.session, row.unknown_session),
                 row.expected));
 }
-
-constexpr auto v2025_03 = version::v2025_03_26;
-constexpr auto v2025_06 = version::v2025_06_18;
-constexpr auto v2025_11 = version::v2025_11_25;
 
 http_header pv(std::string value) {
     return {"MCP-Protocol-Version", std::move(value)};

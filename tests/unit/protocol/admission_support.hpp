@@ -73,6 +73,17 @@ constexpr admitted handshake(version v) {
     return {action::handshake, era::legacy, v};
 }
 
+constexpr refused not_found_404{errc::method_not_found, 404};
+constexpr refused unsupported_400{errc::unsupported_protocol_version, 400};
+
+constexpr auto v2025_03 = version::v2025_03_26;
+constexpr auto v2025_06 = version::v2025_06_18;
+constexpr auto v2025_11 = version::v2025_11_25;
+
+inline duet::jsonrpc::request make_request(std::string_view method, std::string_view params = "null") {
+    return {duet::jsonrpc::request_id{1}, std::string(method), params_of(params)};
+}
+
 inline std::string describe(admit_result const& r) {
     if (!r)
         return "refused " + std::to_string(r.error().error.code) + " (HTTP " +

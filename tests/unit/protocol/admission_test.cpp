@@ -30,10 +30,6 @@ using namespace duet::test::admission_rows;
 
 // ---- fixtures ---------------------------------------------------------------------------------------------
 
-duet::jsonrpc::request make_request(std::string_view method, std::string_view params = "null") {
-    return {duet::jsonrpc::request_id{1}, std::string(method), params_of(params)};
-}
-
 server_capabilities const& bare_server() {
     static server_capabilities const caps;
     return caps;
@@ -50,10 +46,8 @@ admission_context context(std::optional<version> session = std::nullopt,
 
 // ---- expectations -----------------------------------------------------------------------------------------
 
-constexpr refused not_found_404{errc::method_not_found, 404};
 constexpr refused not_found_legacy{errc::method_not_found, 200};
 constexpr refused invalid_400{errc::invalid_params, 400};
-constexpr refused unsupported_400{errc::unsupported_protocol_version, 400};
 
 // ---- DIGEST §14 rows 1-12, one table row each -------------------------------------------------------------
 
@@ -81,9 +75,6 @@ TEST_P(CompatibilityMatrix, AnswersAsTheMatrixSays) {
 }
 
 constexpr auto v2024 = version::v2024_11_05;
-constexpr auto v2025_03 = version::v2025_03_26;
-constexpr auto v2025_06 = version::v2025_06_18;
-constexpr auto v2025_11 = version::v2025_11_25;
 
 matrix_row const matrix_rows[] = {
     // Row 1 / step 2: M with a version that is not a string -> -32602 (400), in any session.

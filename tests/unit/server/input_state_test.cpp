@@ -28,7 +28,7 @@ constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno
 clock_type::time_point const t0 = clock_type::time_point(std::chrono::seconds(1'900'000'000));
 clock_type::time_point const expiry = t0 + std::chrono::minutes(10);
 
-json::value call_params() {
+json::value wizard_call_params() {
     return json::parse(R"({"name":"wizard","arguments":{"size":3,"tags":["a","b"],"opts":{"x":1,"y":null}},
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                  "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}})");
@@ -45,8 +45,8 @@ input_state sample_state() {
 
 TEST(InputStateSealer, RoundTripKeepsAnswersHandlerStateAndPendingKeys) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
-    auto const opened = sealer.open(token, "tools/call", call_params(), t0);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    auto const opened = sealer.open(token, "tools/call", wizard_call_params(), t0);
     ASSERT_TRUE(opened) << opened.error().message;
     auto const want = sample_state();
     EXPECT_EQ(opened->answers, want.answers);
@@ -67,7 +67,7 @@ TEST(InputStateSealer, EmptyStateRoundTrips) {
 // The token is opaque printable text (it travels in JSON and, on HTTP, nowhere else): base64url and one dot.
 TEST(InputStateSealer, TokenIsBase64UrlBodyDotMac) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
     auto const dot = token.find('.');
     ASSERT_NE(dot, std::string::npos) << token;
     EXPECT_EQ(token.find('.', dot + 1), std::string::npos) << token;
@@ -82,8 +82,8 @@ TEST(InputStateSealer, TokenIsBase64UrlBodyDotMac) {
 // the comparison, and there is no second spelling of the same MAC (base64 padding bits included).
 TEST(InputStateSealer, EveryAlteredCharacterIsRefused) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
-    ASSERT_TRUE(sealer.open(token, "tools/call", call_params(), t0));
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    ASSERT_TRUE(sealer.open(token, "tools/call", wizard_call_params(), t0));
     std::size_t tried = 0;
     for (std::size_t i = 0; i < token.size(); ++i) {
         for (char c : alphabet) {
@@ -92,7 +92,7 @@ TEST(InputStateSealer, EveryAlteredCharacterIsRefused) {
             std::string altered = token;
             altered[i] = c;
             ++tried;
-            EXPECT_FALSE(sealer.open(altered, "tools/call", call_params(), t0))
+            EXPECT_FALSE(sealer.open(altered, "tools/call", wizard_call_params(), t0))
                 << "accepted with position " << i << " changed to '" << c << "'";
         }
     }
@@ -101,41 +101,42 @@ TEST(InputStateSealer, EveryAlteredCharacterIsRefused) {
 
 TEST(InputStateSealer, TruncatedOrExtendedTokenIsRefused) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
     for (std::size_t n = 0; n < token.size(); ++n)
-        EXPECT_FALSE(sealer.open(token.substr(0, n), "tools/call", call_params(), t0))
+        EXPECT_FALSE(sealer.open(token.substr(0, n), "tools/call", wizard_call_params(), t0))
             << "prefix of length " << n;
     for (std::size_t n = 1; n < token.size(); ++n)
-        EXPECT_FALSE(sealer.open(token.substr(n), "tools/call", call_params(), t0)) << "suffix from " << n;
+        EXPECT_FALSE(sealer.open(token.substr(n), "tools/call", wizard_call_params(), t0))
+            << "suffix from " << n;
     // What the official conformance suite sends.
-    EXPECT_FALSE(sealer.open(token + "-TAMPERED", "tools/call", call_params(), t0));
-    EXPECT_FALSE(sealer.open(token + "A", "tools/call", call_params(), t0));
-    EXPECT_FALSE(sealer.open(token + ".", "tools/call", call_params(), t0));
-    EXPECT_FALSE(sealer.open("A" + token, "tools/call", call_params(), t0));
+    EXPECT_FALSE(sealer.open(token + "-TAMPERED", "tools/call", wizard_call_params(), t0));
+    EXPECT_FALSE(sealer.open(token + "A", "tools/call", wizard_call_params(), t0));
+    EXPECT_FALSE(sealer.open(token + ".", "tools/call", wizard_call_params(), t0));
+    EXPECT_FALSE(sealer.open("A" + token, "tools/call", wizard_call_params(), t0));
 }
 
 TEST(InputStateSealer, StateOfAnotherKeyIsRefused) {
     state_sealer const a{std::string(key_a)};
     state_sealer const b{std::string(key_b)};
-    auto const token = a.seal("tools/call", call_params(), sample_state(), expiry);
-    auto const opened = b.open(token, "tools/call", call_params(), t0);
+    auto const token = a.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    auto const opened = b.open(token, "tools/call", wizard_call_params(), t0);
     ASSERT_FALSE(opened);
     EXPECT_FALSE(opened.error().message.empty());
     // Two random keys differ too.
     state_sealer const r1;
     state_sealer const r2;
-    EXPECT_FALSE(r2.open(r1.seal("tools/call", call_params(), sample_state(), expiry), "tools/call",
-                         call_params(), t0));
-    EXPECT_TRUE(r1.open(r1.seal("tools/call", call_params(), sample_state(), expiry), "tools/call",
-                        call_params(), t0));
+    EXPECT_FALSE(r2.open(r1.seal("tools/call", wizard_call_params(), sample_state(), expiry), "tools/call",
+                         wizard_call_params(), t0));
+    EXPECT_TRUE(r1.open(r1.seal("tools/call", wizard_call_params(), sample_state(), expiry), "tools/call",
+                        wizard_call_params(), t0));
 }
 
 // Instances behind one endpoint share a configured key, so any of them opens any other's state.
 TEST(InputStateSealer, SameConfiguredKeyOpensAcrossInstances) {
     state_sealer const a{std::string(key_a)};
     state_sealer const a2{std::string(key_a)};
-    EXPECT_TRUE(a2.open(a.seal("tools/call", call_params(), sample_state(), expiry), "tools/call",
-                        call_params(), t0));
+    EXPECT_TRUE(a2.open(a.seal("tools/call", wizard_call_params(), sample_state(), expiry), "tools/call",
+                        wizard_call_params(), t0));
 }
 
 TEST(InputStateSealer, StateOfAnotherMethodIsRefused) {
@@ -150,9 +151,9 @@ TEST(InputStateSealer, StateOfAnotherMethodIsRefused) {
 
 TEST(InputStateSealer, StateOfOtherParamsIsRefused) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
     auto variant = [](auto&& change) {
-        auto p = call_params();
+        auto p = wizard_call_params();
         change(p.as_object());
         return p;
     };
@@ -177,21 +178,22 @@ TEST(InputStateSealer, StateOfOtherParamsIsRefused) {
 // Member order is not part of a request's identity: a client may re-serialize its params in any order.
 TEST(InputStateSealer, ParamsWithReorderedMembersStillMatch) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
     auto const reordered = json::parse(R"({"arguments":{"opts":{"y":null,"x":1},"tags":["a","b"],"size":3},
         "_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},
                  "io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"wizard"})");
     auto const opened = sealer.open(token, "tools/call", reordered, t0);
     EXPECT_TRUE(opened) << (opened ? "" : opened.error().message);
-    EXPECT_EQ(state_sealer::canonical_params(call_params()), state_sealer::canonical_params(reordered));
+    EXPECT_EQ(state_sealer::canonical_params(wizard_call_params()),
+              state_sealer::canonical_params(reordered));
 }
 
 // `_meta` (which carries per-request things such as progressToken), inputResponses and requestState change
 // from round to round; they are not part of what the state is bound to.
 TEST(InputStateSealer, MetaInputResponsesAndRequestStateAreNotBound) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
-    auto retry = call_params();
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    auto retry = wizard_call_params();
     auto& p = retry.as_object();
     p["_meta"] =
         json::object{{"progressToken", 9}, {"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
@@ -203,9 +205,9 @@ TEST(InputStateSealer, MetaInputResponsesAndRequestStateAreNotBound) {
     p.erase("inputResponses");
     p.erase("requestState");
     EXPECT_TRUE(sealer.open(token, "tools/call", retry, t0));
-    EXPECT_EQ(state_sealer::canonical_params(retry), state_sealer::canonical_params(call_params()));
+    EXPECT_EQ(state_sealer::canonical_params(retry), state_sealer::canonical_params(wizard_call_params()));
     // Only those three names are left out; a same-named member one level down still counts.
-    auto nested = call_params();
+    auto nested = wizard_call_params();
     nested.as_object()["arguments"].as_object()["_meta"] = json::object{};
     EXPECT_FALSE(sealer.open(token, "tools/call", nested, t0));
 }
@@ -220,20 +222,22 @@ TEST(InputStateSealer, CanonicalParamsSortsKeysAtEveryLevel) {
 
 TEST(InputStateSealer, ExpiredStateIsRefused) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
-    EXPECT_TRUE(sealer.open(token, "tools/call", call_params(), expiry - std::chrono::seconds(1)));
-    EXPECT_TRUE(sealer.open(token, "tools/call", call_params(), expiry));
-    auto const late = sealer.open(token, "tools/call", call_params(), expiry + std::chrono::seconds(1));
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_TRUE(sealer.open(token, "tools/call", wizard_call_params(), expiry - std::chrono::seconds(1)));
+    EXPECT_TRUE(sealer.open(token, "tools/call", wizard_call_params(), expiry));
+    auto const late =
+        sealer.open(token, "tools/call", wizard_call_params(), expiry + std::chrono::seconds(1));
     ASSERT_FALSE(late);
     EXPECT_NE(late.error().message.find("expired"), std::string::npos) << late.error().message;
-    EXPECT_FALSE(sealer.open(token, "tools/call", call_params(), expiry + std::chrono::hours(24 * 365)));
+    EXPECT_FALSE(
+        sealer.open(token, "tools/call", wizard_call_params(), expiry + std::chrono::hours(24 * 365)));
 }
 
 TEST(InputStateSealer, MalformedTokensAreRefusedWithoutThrowing) {
     state_sealer const sealer{std::string(key_a)};
     for (std::string_view bad : {"", ".", "..", "abc", "abc.", ".abc", "abc.def", "a.b.c", "!!!.???",
                                  "eyJ2IjoxfQ.AAAA", "\xff\xfe.\x00", "====.===="}) {
-        auto const opened = sealer.open(bad, "tools/call", call_params(), t0);
+        auto const opened = sealer.open(bad, "tools/call", wizard_call_params(), t0);
         EXPECT_FALSE(opened) << bad;
         if (!opened) {
             EXPECT_FALSE(opened.error().message.empty());
@@ -245,11 +249,11 @@ TEST(InputStateSealer, MalformedTokensAreRefusedWithoutThrowing) {
 // the shape is checked after the MAC, never trusted.
 TEST(InputStateSealer, MacIsCheckedBeforeTheBodyIsRead) {
     state_sealer const sealer{std::string(key_a)};
-    auto const token = sealer.seal("tools/call", call_params(), sample_state(), expiry);
+    auto const token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
     auto const dot = token.find('.');
     auto const mac = token.substr(dot);
-    EXPECT_FALSE(sealer.open("eyJ2IjoxfQ" + mac, "tools/call", call_params(), t0));
-    EXPECT_FALSE(sealer.open("bm90IGpzb24" + mac, "tools/call", call_params(), t0));
+    EXPECT_FALSE(sealer.open("eyJ2IjoxfQ" + mac, "tools/call", wizard_call_params(), t0));
+    EXPECT_FALSE(sealer.open("bm90IGpzb24" + mac, "tools/call", wizard_call_params(), t0));
 }
 
 TEST(InputStateSealer, ShortKeyIsRejected) {
