@@ -28,12 +28,6 @@ using namespace duet::test::http;
 
 constexpr long retry_ms = 250;
 
-transport::http_options polling_options() {
-    transport::http_options o;
-    o.sse_retry = std::chrono::milliseconds(retry_ms);
-    return o;
-}
-
 // A tool in the manner of the conformance suite's test_reconnection: it ends its SSE stream at once, then
 // reports progress and answers while the client is away.
 void add_reconnecting_tool(server::server& srv) {
@@ -84,7 +78,7 @@ TEST(HttpResume, GetWithoutLastEventIdDeliversOnlyNewEvents) {
 // SEP-1699: at 2025-11-25 a POST answered with SSE opens with a priming event (an id, empty data) carrying
 // the retry delay; every message after it has an id too.
 TEST(HttpResume, PostStreamOpensWithAPrimingEventAndRetryAt20251125) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     mcp_http c(s.ep());
     c.initialize("2025-11-25");
     auto call = c.open(
@@ -113,7 +107,7 @@ TEST(HttpResume, PostStreamOpensWithAPrimingEventAndRetryAt20251125) {
 // The version rule: before 2025-11-25 clients treat empty data as a broken message, so neither POST nor GET
 // streams send a priming event; events still carry ids (resumability exists since 2025-03-26).
 TEST(HttpResume, OlderSessionsGetEventIdsButNoPrimingEvent) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     mcp_http c(s.ep());
     c.initialize("2025-06-18");
     auto get = c.open_spec(get_spec(c));
@@ -149,7 +143,7 @@ TEST(HttpResume, OlderSessionsGetEventIdsButNoPrimingEvent) {
 // SEP-1699 / server-sse-polling: the handler ends its POST stream right after the priming event; the client
 // resumes with GET and that event's id and receives the rest, the response included; then the stream ends.
 TEST(HttpResume, HandlerClosesThePostStreamAndTheClientResumesWithGet) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     add_reconnecting_tool(s.srv());
     mcp_http c(s.ep());
     c.initialize("2025-11-25");
@@ -181,7 +175,7 @@ TEST(HttpResume, HandlerClosesThePostStreamAndTheClientResumesWithGet) {
 // close_sse_stream() applies to 2025-11-25 sessions only: a modern request and an older session get their
 // answer on the POST as usual.
 TEST(HttpResume, CloseSseStreamDoesNothingForModernRequestsAndOlderSessions) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     add_reconnecting_tool(s.srv());
     mcp_http modern(s.ep());
     auto const m = modern.post(modern_request("modern", "tools/call", call_params("reconnect")));
@@ -206,7 +200,7 @@ TEST(HttpResume, CloseSseStreamDoesNothingForModernRequestsAndOlderSessions) {
 // last id seen picks the stream up where it broke, while the old connection may still look alive to the
 // server.
 TEST(HttpResume, BrokenPostStreamResumesFromTheLastEventSeen) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     mcp_http c(s.ep());
     c.initialize("2025-11-25");
     auto call = c.open(
@@ -234,7 +228,7 @@ TEST(HttpResume, BrokenPostStreamResumesFromTheLastEventSeen) {
 // Resumption replays only the stream the id names: a POST stream's messages never show up on the standalone
 // stream, nor the reverse (the spec forbids replaying another stream's messages).
 TEST(HttpResume, ResumptionNeverReplaysAnotherStreamsMessages) {
-    inproc_server s(polling_options());
+    inproc_server s(polling_options(std::chrono::milliseconds(retry_ms)));
     mcp_http c(s.ep());
     c.initialize("2025-11-25");
     subscribe_to_readme(c);

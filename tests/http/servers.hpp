@@ -21,12 +21,20 @@
 #include "http/http_client.hpp"
 #include "support/child_process.hpp"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace duet::test::http {
+
+/// Server options under which every SSE stream tells clients to come back after `retry` (SEP-1699 polling).
+inline transport::http_options polling_options(std::chrono::milliseconds retry) {
+    transport::http_options o;
+    o.sse_retry = retry;
+    return o;
+}
 
 class inproc_server {
 public:

@@ -45,12 +45,6 @@ void add_immediate_tools(server::server& srv) {
                  });
 }
 
-transport::http_options polling_every_100ms() {
-    transport::http_options o;
-    o.sse_retry = std::chrono::milliseconds(100);
-    return o;
-}
-
 TEST(HttpSessionDirect, AnAnswerReadyAtOnceIsPlainJson) {
     inproc_server s;
     mcp_http c(s.ep());
@@ -99,7 +93,7 @@ TEST(HttpSessionDirect, AnImmediateHandlerWhoseMessagesAreFilteredAnswersWithJso
 // SEP-1699: a handler that ends its stream and answers at once. The POST carries the priming event only; the
 // answer waits in the stream for the client's GET with that event's id.
 TEST(HttpSessionDirect, AnImmediateHandlerThatEndsItsStreamIsResumedWithGet) {
-    inproc_server s(polling_every_100ms());
+    inproc_server s(polling_options(std::chrono::milliseconds(100)));
     add_immediate_tools(s.srv());
     mcp_http c(s.ep());
     c.initialize("2025-11-25");
