@@ -468,8 +468,13 @@ async function gatewayGroup() {
 
 // ---- stdio ---------------------------------------------------------------------------------------------------
 
+// Requests the stdio driver keeps in flight. With 64, a round trip between the two cores bounded the echo
+// process's ceiling on a virtual machine whose wake-ups cost tens of microseconds (777 k msg/s, under 2× Duet's
+// 568 k there); with 256 every server is bound by its own CPU and the ceiling is 2.4 M msg/s.
+const stdioWindow = 256;
+
 function stdioRun(workload, target, era, serverCmd, seconds, label = `${workload} — ${target}`) {
-    const cmd = [bin.driver, '--era', era, '--seconds', String(seconds), '--warmup', '2000', '--window', '64', '--', ...pinned(serverCpu, serverCmd)];
+    const cmd = [bin.driver, '--era', era, '--seconds', String(seconds), '--warmup', '2000', '--window', String(stdioWindow), '--', ...pinned(serverCpu, serverCmd)];
     return runTool(label, cmd);
 }
 
@@ -728,11 +733,11 @@ ${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} 
 verdict compares run in ${plan.httpSlices} alternating slices of ${plan.httpSliceSeconds} s against servers kept running, each row summing its own (p50
 and p99 from the slices' pooled latencies): the nginx floor with Duet's modern and legacy \`tools/call\`; Duet direct
 with the gateways in front of it over one connection; each TypeScript peer direct with the gateways in front of it.
-stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with 64 in flight after 2 000 warm-up requests; Duet's two rows and
+stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with ${stdioWindow} in flight after 2 000 warm-up requests; Duet's two rows and
 sdk@1.32.2's run in ${plan.stdioSlices} alternating slices of ${plan.stdioSliceSeconds} s each (a fresh process and warm-up per slice), summed per row.
 Duet's legacy HTTP runs share one session (opened first); sdk@1.32.2 likewise; server@2.4.0 serves legacy
 requests statelessly by design (createMcpHandler's fallback, answering in SSE), so its legacy run has no session.
-Latency for stdio is time in flight with 64 outstanding, not an idle round trip. Server CPU % is CPU time over
+Latency for stdio is time in flight with ${stdioWindow} outstanding, not an idle round trip. Server CPU % is CPU time over
 wall time (100 % = one core); "per server CPU-s" divides the rate by it, which a shared machine disturbs less. RSS is at the end of the run. "bad" counts answers that were not a real result.
 
 ${markdown(table())}
