@@ -35,6 +35,7 @@ struct gateway_cli {
     bool lenient_args = false;
     std::size_t pool_size = 4;
     bool share_sessions = false;
+    bool busy_batching = true;
     transport::http_options http;
 };
 
@@ -185,9 +186,9 @@ int run_gateway(gateway_cli const& cli) {
     // stays on the thread that read its request. With a thread of their own every call crossed threads twice,
     // a wake-up each way on a core the upstream may share, and what one thread allocated the other freed.
     asio::io_context io;
-    asio::any_io_executor const upstream_ex = transport::io_threads_for(cli.http) == 1
-                                                  ? asio::any_io_executor(io.get_executor())
-                                                  : asio::any_io_executor(asio::make_strand(io));
+    bool const one_thread = transport::io_threads_for(cli.http) == 1;
+    asio::any_io_executor const upstream_ex =
+        one_thread ? asio::any_io_executor(io.get_executor()) : asio::any_io_executor(asio::make_strand(io));
     std::vector<served_upstream> served;
     auto stop_upstreams = [&] {
         for (auto& s : served) {
@@ -204,6 +205,7 @@ int run_gateway(gateway_cli const& cli) {
         options.lenient_args = cli.lenient_args;
         options.pool_size = cli.pool_size;
         options.share_sessions = cli.share_sessions;
+        options.batch_when_busy = cli.busy_batching && one_thread;
         auto created = run_until(
             io, asio::co_spawn(upstream_ex, gateway::upstream_backend::async_create(std::move(options)),
                                asio::use_future));
@@ -267,6 +269,10 @@ std::function<int()> add_gateway_command(CLI::App& app) {
         ->check(CLI::Range(1, 1024));
     cmd->add_flag("--share-sessions", cli->share_sessions,
                   "Legacy sessions share that pool instead of each getting an upstream child of its own");
+    cmd->add_flag("!--no-busy-batching", cli->busy_batching,
+                  "Keep the normal scheduling class under load (default: with one serving thread, the batch "
+                  "class while 8 or more requests are in flight, so an upstream on the same core is not "
+                  "preempted by every answer it writes)");
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");

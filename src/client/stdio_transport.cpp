@@ -3,6 +3,7 @@
 // waits, then sends SIGTERM, waits, then SIGKILL.
 #include <duet/jsonrpc/codec.hpp>
 
+#include "support/busy_batching.hpp"
 #include "support/line_splitter.hpp"
 #include "transport.hpp"
 
@@ -84,6 +85,7 @@ public:
             ::dup2(in_pipe[0], 0);
             ::dup2(out_pipe[1], 1);
             ::signal(SIGPIPE, SIG_DFL);
+            support::restore_scheduling_in_child();
             ::execvp(argv[0], argv.data());
             int const e = errno;
             [[maybe_unused]] auto n = ::write(status_pipe[1], &e, sizeof e);

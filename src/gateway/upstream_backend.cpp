@@ -7,6 +7,7 @@
 #include <duet/server/request_context.hpp>
 
 #include "forwarded_call.hpp"
+#include "support/busy_batching.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -1092,6 +1093,9 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         });
     };
 
+    std::optional<support::busy_batching_hold> busy;
+    if (self->options_.batch_when_busy)
+        busy.emplace(support::hold_busy_thread());
     auto up = upstream_params(method, params, self->options_.lenient_args);
     if (!up) {
         server::serve_result refused = up.error();

@@ -60,6 +60,12 @@ struct gateway_options {
     /// Legacy sessions of a legacy upstream share that pool too, instead of each getting an upstream
     /// connection (stdio: a child) of its own, opened as the session begins (servers keep per-session state).
     bool share_sessions = false;
+    /// Linux: while 8 or more requests are in flight on the thread serving them, that thread runs in the
+    /// batch scheduling class, back to its own at 2 or fewer (src/support/busy_batching.hpp). An upstream
+    /// sharing the gateway's core then answers a batch before the gateway relays it, instead of being
+    /// preempted by every answer it writes. Only for a gateway whose requests are all served on one thread,
+    /// and only when that thread's class is the normal one.
+    bool batch_when_busy = false;
     /// How long one forwarded request may take upstream.
     std::chrono::milliseconds request_timeout = std::chrono::minutes(5);
     /// How long a call waits, parked, for a modern client to retry with its answer.
