@@ -273,6 +273,10 @@ std::function<int()> add_gateway_command(CLI::App& app) {
                   "Keep the normal scheduling class under load (default: with one serving thread, the batch "
                   "class while 8 or more requests are in flight, so an upstream on the same core is not "
                   "preempted by every answer it writes)");
+    cmd->add_option("--threads", cli->http.io_threads,
+                    "Threads serving connections and upstream calls (default: one per CPU this process may "
+                    "run on)")
+        ->check(CLI::Range(1, 256));
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");

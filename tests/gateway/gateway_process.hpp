@@ -50,6 +50,7 @@ public:
     /// The URL it printed.
     [[nodiscard]] std::string const& url() const noexcept { return url_; }
     [[nodiscard]] std::string stderr_text() const { return child_.stderr_text(); }
+    [[nodiscard]] pid_t pid() const noexcept { return child_.pid(); }
     /// SIGTERM (the drain), then its exit status once it exited: -1 when it did not in time or died of a
     /// signal.
     int stop();

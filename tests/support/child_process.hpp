@@ -36,6 +36,7 @@ public:
     child_process& operator=(child_process const&) = delete;
 
     [[nodiscard]] bool running() const noexcept { return pid_ > 0 && !status_; }
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
     /// Our end of its stdin (-1 when null or closed) and of its stdout (-1 once closed).
     [[nodiscard]] int in() const noexcept { return in_; }
     [[nodiscard]] int out() const noexcept { return out_; }
