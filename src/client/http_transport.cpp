@@ -12,6 +12,7 @@
 #include <duet/transport/detail/deadline_watch.hpp>
 
 #include "response_parser.hpp"
+#include "support/send_now.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -258,8 +259,13 @@ private:
         boost::system::error_code ec;
         for (bool retried = false;; retried = true) {
             head_deadlines_.start(x);
-            auto const written = co_await asio::async_write(x->stream, bytes, tuple_awaitable);
-            ec = std::get<0>(written);
+            ec = {};
+            auto const sent = support::send_now(x->stream.socket().native_handle(), bytes);
+            if (!support::all_sent(bytes, sent)) {
+                auto const written =
+                    co_await asio::async_write(x->stream, support::unsent(bytes, sent), tuple_awaitable);
+                ec = std::get<0>(written);
+            }
             if (!ec) {
                 auto const head =
                     co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);

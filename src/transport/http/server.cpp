@@ -14,6 +14,7 @@
 #include "response_head.hpp"
 #include "session_store.hpp"
 #include "stream_queue.hpp"
+#include "support/send_now.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -393,8 +394,11 @@ private:
                                           .body_size = r.body.size(),
                                           .keep_alive = keep_alive});
         std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
+        auto const sent = support::send_now(stream.socket().native_handle(), buffers);
+        if (support::all_sent(buffers, sent))
+            co_return;
         stream.bound(options_.read_timeout);
-        co_await asio::async_write(stream, buffers, deferred_nothrow);
+        co_await asio::async_write(stream, support::unsent(buffers, sent), deferred_nothrow);
         stream.unbound();
     }
 
