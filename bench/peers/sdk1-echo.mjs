@@ -4,7 +4,10 @@
 //   node sdk1-echo.mjs --port P         Streamable HTTP on 127.0.0.1:P/mcp with stateful sessions: initialize
 //                                       opens a session (Mcp-Session-Id), as the SDK's own examples wire it
 //
-// JSON responses (enableJsonResponse) rather than SSE, so it answers in the same shape Duet does. The first
+// It answers in SSE, the SDK's default. Its JSON-response mode (enableJsonResponse) keeps one stream mapping per
+// POST for as long as the session lives (typescript-sdk issue #2559, open for v1.x): about 10 KB a request, so
+// the peer's heap and its garbage collection grew with every request it had served, and a peer that had served
+// more (a gateway's upstream, which serves the gateway's rows) ran slower than a younger one. The first
 // stdout line of the HTTP server is its URL. Written for the benchmark only: no auth, no Origin checks.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -59,7 +62,6 @@ async function serveHttp(port) {
                     return jsonError(res, 400, 'No session: send initialize first');
                 transport = new StreamableHTTPServerTransport({
                     sessionIdGenerator: () => randomUUID(),
-                    enableJsonResponse: true,
                     onsessioninitialized: id => sessions.set(id, transport)
                 });
                 transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);

@@ -45,6 +45,8 @@ constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
 namespace {
 
 constexpr auto connect_timeout = std::chrono::seconds(30);
+/// How long a POST's SSE stream may stay open once its answer arrived, read so that its connection is kept.
+constexpr auto stream_end_grace = std::chrono::seconds(1);
 constexpr auto default_reconnect = std::chrono::milliseconds(1000);
 constexpr int max_resumptions = 5;
 /// Idle keep-alive connections kept for the next POSTs; more are closed as their exchanges end.
@@ -63,6 +65,13 @@ struct exchange {
         boost::system::error_code ignored;
         stream.socket().close(ignored);
     }
+    /// While the rest of a POST's SSE stream is read after its answer (a watch of its own: an item is on one
+    /// watch's list at a time).
+    struct tail_read {
+        watched_deadline deadline;
+        exchange* owner;
+        void expire() { owner->expire(); }
+    } tail{{}, this};
 };
 
 // A request as it goes out: its head written by hand (request_head.hpp) and its body, kept together so that a
@@ -326,9 +335,12 @@ private:
         std::optional<std::chrono::milliseconds> retry;
     };
 
-    // Reads an SSE body to its end, delivering every message.
+    // Reads an SSE body to its end, delivering every message. Once `id`'s answer arrived, a resumption stream
+    // is left at once; a POST's stream (`finish_post`) is read to its end for up to stream_end_grace more: a
+    // server writes the stream's last chunk right after the answer's event, often in a write of its own, and
+    // a response read to its end keeps its connection for the next POST instead of costing a new one.
     awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x, response_parser& parser, unsigned status,
-                                    std::optional<jsonrpc::request_id> id) {
+                                    std::optional<jsonrpc::request_id> id, bool finish_post) {
         sse_parser sse;
         sse_outcome out;
         auto take = [&] {
@@ -339,14 +351,21 @@ private:
             body.clear();
         };
         take();
+        bool finishing = false;
         while (!parser.is_done() && !x->abandoned && !closed_) {
+            if (id && out.answered && !finishing) {
+                if (!finish_post)
+                    break; // the response SHOULD end the stream; never wait for the server to close it
+                finishing = true;
+                tail_deadlines_.start(std::shared_ptr<exchange::tail_read>(x, &x->tail));
+            }
             auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
             take();
             if (std::get<0>(got))
                 break;
-            if (id && out.answered)
-                break; // the response SHOULD end the stream; never wait for the server to close it
         }
+        if (finishing)
+            decltype(tail_deadlines_)::stop(x->tail);
         out.last_event_id = sse.last_event_id();
         out.retry = sse.retry();
         co_return out;
@@ -396,7 +415,7 @@ private:
                 self->session_id_ = std::string(*sid);
         bool const sse = parser.content_type().starts_with("text/event-stream");
         if (sse && status == 200) {
-            auto outcome = co_await self->read_sse(x, parser, status, id);
+            auto outcome = co_await self->read_sse(x, parser, status, id, true);
             self->forget(x, id);
             self->keep(x, parser);
             if (!id || outcome.answered || x->abandoned || self->closed_)
@@ -496,7 +515,7 @@ private:
                         sink->on_closed(status_error(status, parser.reason(), true));
                 co_return;
             }
-            auto outcome = co_await self->read_sse(x, parser, 0, awaited);
+            auto outcome = co_await self->read_sse(x, parser, 0, awaited, false);
             self->forget(x, awaited);
             if (awaited && outcome.answered)
                 co_return;
@@ -522,6 +541,8 @@ private:
     bool closed_ = false;
     /// Bounds the write of a request and the read of its answer's head (Beast's expiry did, per operation).
     deadline_watch<exchange> head_deadlines_{ex_, connect_timeout};
+    /// Bounds the read of a POST's SSE stream past its answer.
+    deadline_watch<exchange::tail_read> tail_deadlines_{ex_, stream_end_grace};
 };
 
 } // namespace

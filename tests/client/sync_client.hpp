@@ -116,6 +116,14 @@ inline std::string node_binary() {
     return {};
 }
 
+/// Options that reach a server in the legacy era, remembering no verdict.
+inline client::client_options legacy_options() {
+    client::client_options o;
+    o.mode = client::connect_mode::legacy;
+    o.verdicts = nullptr;
+    return o;
+}
+
 /// A fake server script under tests/client/fakes.
 inline std::string fake(std::string const& name) {
     return std::string(DUET_SOURCE_DIR) + "/tests/client/fakes/" + name;

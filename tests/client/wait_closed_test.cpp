@@ -16,13 +16,6 @@ using namespace duet::test::client_side;
 namespace json = boost::json;
 namespace asio = boost::asio;
 
-client::client_options legacy() {
-    client::client_options o;
-    o.mode = client::connect_mode::legacy;
-    o.verdicts = nullptr;
-    return o;
-}
-
 client::stdio_target demo_server() {
     return client::stdio_target{DUET_BINARY, {"serve", "--stdio"}};
 }
@@ -32,7 +25,7 @@ TEST(ClientWaitClosed, ReturnsTrueWhenTheStdioServerDies) {
     DUET_SKIP_WITHOUT_NODE(node);
     sync_client c;
     auto r = c.connect(client::stdio_target{node, {DUET_SOURCE_DIR "/tests/gateway/crashing_upstream.mjs"}},
-                       legacy());
+                       legacy_options());
     ASSERT_TRUE(r) << r.error().to_string();
     auto waited = asio::co_spawn(c.io(), c->async_wait_closed(), asio::use_future);
     auto crash = c.run(c->async_call_tool("crash", json::object{}));
@@ -44,7 +37,7 @@ TEST(ClientWaitClosed, ReturnsTrueWhenTheStdioServerDies) {
 
 TEST(ClientWaitClosed, ReturnsTrueWhenTheClientClosesIt) {
     sync_client c;
-    auto r = c.connect(demo_server(), legacy());
+    auto r = c.connect(demo_server(), legacy_options());
     ASSERT_TRUE(r) << r.error().to_string();
     auto waited = asio::co_spawn(c.io(), c->async_wait_closed(), asio::use_future);
     c.close();
@@ -55,7 +48,7 @@ TEST(ClientWaitClosed, ReturnsTrueWhenTheClientClosesIt) {
 
 TEST(ClientWaitClosed, ReturnsFalseWhenCancelledWhileTheConnectionLives) {
     sync_client c;
-    auto r = c.connect(demo_server(), legacy());
+    auto r = c.connect(demo_server(), legacy_options());
     ASSERT_TRUE(r) << r.error().to_string();
     auto cancel = std::make_shared<client::cancellation>();
     asio::steady_timer later(c.io(), std::chrono::milliseconds(50));

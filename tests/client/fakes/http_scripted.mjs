@@ -6,10 +6,17 @@
 //   node http_scripted.mjs auth            every request gets 401 with WWW-Authenticate
 //   node http_scripted.mjs legacy-400      legacy-only: anything before initialize gets 400 with an id-less
 //                                          error, as the SDK servers answer a probe
+//   node http_scripted.mjs sse-late-end    legacy: tools/list answered on an SSE stream whose last chunk goes
+//                                          out 30 ms after the answer's event, in a write of its own
+//   node http_scripted.mjs sse-open        legacy: tools/list answered on an SSE stream never ended
+// In the two SSE modes the one tool listed is named "accepted-A-open-O": the TCP connections the server had
+// accepted, and had open, when it answered.
 import { createServer } from 'node:http';
 
 const mode = process.argv[2];
 const sessions = new Set();
+let accepted = 0;
+let open = 0;
 
 const server = createServer((req, res) => {
   let body = '';
@@ -42,6 +49,13 @@ const server = createServer((req, res) => {
       return;
     }
     if (m.id === undefined) { res.writeHead(202); res.end(); return; }
+    if (m.method === 'tools/list' && mode.startsWith('sse-')) {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const tools = [{ name: `accepted-${accepted}-open-${open}`, inputSchema: { type: 'object' } }];
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools } })}\n\n`);
+      if (mode === 'sse-late-end') setTimeout(() => res.end(), 30);
+      return;
+    }
     if (m.method === 'tools/list') {
       const v = req.headers['mcp-protocol-version'] ?? 'none';
       json(200, { jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'header-' + v, inputSchema: { type: 'object' } }] } });
@@ -49,6 +63,11 @@ const server = createServer((req, res) => {
     }
     json(200, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
   });
+});
+server.on('connection', (socket) => {
+  ++accepted;
+  ++open;
+  socket.on('close', () => { --open; });
 });
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
