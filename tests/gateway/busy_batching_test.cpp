@@ -7,6 +7,7 @@
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
+#include "support/batch_class.hpp"
 
 #include <gtest/gtest.h>
 
@@ -44,15 +45,6 @@ bool any_thread_batched(pid_t pid) {
                 return true;
     }
     return false;
-}
-
-bool kernel_allows_batch_class() {
-    bool allowed = false;
-    std::thread([&] {
-        sched_param p{};
-        allowed = ::sched_setscheduler(0, SCHED_BATCH, &p) == 0;
-    }).join();
-    return allowed;
 }
 
 // A modern tools/call of `gather` that waits in the upstream for 11 calls, which never come: it answers
@@ -99,13 +91,9 @@ observed hold_ten(std::vector<std::string> extra) {
     return seen;
 }
 
-#define SKIP_WITHOUT_BATCH_CLASS()                                                                           \
-    if (!kernel_allows_batch_class())                                                                        \
-    GTEST_SKIP() << "this kernel refuses SCHED_BATCH to an unprivileged thread"
-
 TEST(GatewayBusyBatching, OneServingThreadIsBatchWhileTenCallsWaitAndNormalAfter) {
     DUET_SKIP_WITHOUT_PINNED_NODE();
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     auto const seen = hold_ten({"--threads", "1"});
     EXPECT_TRUE(seen.batched_while_held);
     EXPECT_EQ(seen.answered, held_calls);
@@ -114,7 +102,7 @@ TEST(GatewayBusyBatching, OneServingThreadIsBatchWhileTenCallsWaitAndNormalAfter
 
 TEST(GatewayBusyBatching, NoBusyBatchingKeepsTheNormalClass) {
     DUET_SKIP_WITHOUT_PINNED_NODE();
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     auto const seen = hold_ten({"--threads", "1", "--no-busy-batching"});
     EXPECT_FALSE(seen.batched_while_held);
     EXPECT_EQ(seen.answered, held_calls);
@@ -122,7 +110,7 @@ TEST(GatewayBusyBatching, NoBusyBatchingKeepsTheNormalClass) {
 
 TEST(GatewayBusyBatching, SeveralServingThreadsAreNeverBatched) {
     DUET_SKIP_WITHOUT_PINNED_NODE();
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     auto const seen = hold_ten({"--threads", "2"});
     EXPECT_FALSE(seen.batched_while_held);
     EXPECT_EQ(seen.answered, held_calls);

@@ -1,6 +1,7 @@
 // src/support/busy_batching.hpp: the thread that serves a gateway's requests turns to Linux's batch class
 // while many are in flight and back once few are, and a child it forks meanwhile starts in the normal class.
 // Each test runs on a thread of its own, so the class it changes is never the test runner's.
+#include "support/batch_class.hpp"
 #include "support/busy_batching.hpp"
 
 #include <gtest/gtest.h>
@@ -28,26 +29,12 @@ void on_own_thread(std::function<void()> const& body) {
     t.join();
 }
 
-// Whether this kernel lets a thread take the batch class (a sandbox may refuse sched_setscheduler).
-bool batch_class_allowed() {
-    bool allowed = false;
-    on_own_thread([&] {
-        sched_param p{};
-        allowed = ::sched_setscheduler(0, SCHED_BATCH, &p) == 0;
-    });
-    return allowed;
-}
-
-#define SKIP_WITHOUT_BATCH_CLASS()                                                                           \
-    if (!batch_class_allowed())                                                                              \
-    GTEST_SKIP() << "this kernel refuses SCHED_BATCH to an unprivileged thread"
-
 int own_class() {
     return ::sched_getscheduler(0);
 }
 
 TEST(BusyBatching, ThreadTurnsBatchAtEightInFlightAndBackAtTwo) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     on_own_thread([] {
         std::vector<busy_batching_hold> holds;
         for (std::size_t i = 1; i < busy_enter_at; ++i) {
@@ -79,7 +66,7 @@ TEST(BusyBatching, ThreadTurnsBatchAtEightInFlightAndBackAtTwo) {
 }
 
 TEST(BusyBatching, FewRequestsInFlightNeverChangeTheClass) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     on_own_thread([] {
         for (int round = 0; round < 100; ++round) {
             std::vector<busy_batching_hold> holds;
@@ -92,7 +79,7 @@ TEST(BusyBatching, FewRequestsInFlightNeverChangeTheClass) {
 }
 
 TEST(BusyBatching, HoldEndedOnAnotherThreadCountsForTheThreadItBeganOn) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     std::vector<busy_batching_hold> holds;
     pid_t tid = 0;
     on_own_thread([&] {
@@ -114,7 +101,7 @@ TEST(BusyBatching, HoldEndedOnAnotherThreadCountsForTheThreadItBeganOn) {
 }
 
 TEST(BusyBatching, ThreadOfAnotherClassIsLeftAlone) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     on_own_thread([] {
         sched_param p{};
         ASSERT_EQ(::sched_setscheduler(0, SCHED_IDLE, &p), 0);
@@ -142,7 +129,7 @@ int child_class(bool restore) {
 }
 
 TEST(BusyBatching, ChildForkedWhileBusyStartsInTheNormalClass) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     on_own_thread([] {
         std::vector<busy_batching_hold> holds;
         for (std::size_t i = 0; i < busy_enter_at; ++i)
@@ -154,7 +141,7 @@ TEST(BusyBatching, ChildForkedWhileBusyStartsInTheNormalClass) {
 }
 
 TEST(BusyBatching, ChildOfAThreadTheUserBatchedKeepsTheUsersClass) {
-    SKIP_WITHOUT_BATCH_CLASS();
+    DUET_SKIP_WITHOUT_BATCH_CLASS();
     on_own_thread([] {
         sched_param p{};
         ASSERT_EQ(::sched_setscheduler(0, SCHED_BATCH, &p), 0);
