@@ -7,7 +7,7 @@
 // batch class (SCHED_BATCH) is woken all the same but waits for the running task to block or use up its
 // slice, so the server answers a whole batch and the gateway relays it in one turn. Waiting is only worth it
 // when requests queue anyway: a lone request would wait for the neighbour's slice. Hence the hysteresis:
-// batch from `enter_at` requests in flight on the thread, normal again at `leave_at` or fewer.
+// batch from busy_enter_at requests in flight on the thread, normal again at busy_leave_at or fewer.
 #pragma once
 
 #include <cstddef>
