@@ -269,10 +269,9 @@ private:
         for (bool retried = false;; retried = true) {
             head_deadlines_.start(x);
             ec = {};
-            auto const sent = support::send_now(x->stream.socket().native_handle(), bytes);
-            if (!support::all_sent(bytes, sent)) {
-                auto const written =
-                    co_await asio::async_write(x->stream, support::unsent(bytes, sent), tuple_awaitable);
+            auto const rest = support::send_now(x->stream.socket().native_handle(), bytes);
+            if (asio::buffer_size(rest) != 0) {
+                auto const written = co_await asio::async_write(x->stream, rest, tuple_awaitable);
                 ec = std::get<0>(written);
             }
             if (!ec) {

@@ -17,9 +17,11 @@
 
 namespace duet::support {
 
-/// Sends what `fd` takes now of `buffers` (MSG_DONTWAIT, no SIGPIPE); the count sent, 0 on any error.
+/// Sends what `fd` takes now of `buffers` (MSG_DONTWAIT, no SIGPIPE) and returns what is left of them: all of
+/// them after any error, none when the socket took everything (boost::asio::buffer_size of it is 0).
 template<std::size_t N>
-[[nodiscard]] std::size_t send_now(int fd, std::array<boost::asio::const_buffer, N> const& buffers) noexcept {
+[[nodiscard]] std::array<boost::asio::const_buffer, N>
+send_now(int fd, std::array<boost::asio::const_buffer, N> buffers) noexcept {
     std::array<iovec, N> iov{};
     for (std::size_t i = 0; i < N; ++i)
         iov[i] = {const_cast<void*>(buffers[i].data()), buffers[i].size()};
@@ -27,26 +29,13 @@ template<std::size_t N>
     msg.msg_iov = iov.data();
     msg.msg_iovlen = N;
     auto const n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    return n > 0 ? static_cast<std::size_t>(n) : 0;
-}
-
-/// `buffers` without their first `sent` bytes.
-template<std::size_t N>
-[[nodiscard]] std::array<boost::asio::const_buffer, N>
-unsent(std::array<boost::asio::const_buffer, N> buffers, std::size_t sent) noexcept {
+    auto sent = n > 0 ? static_cast<std::size_t>(n) : 0;
     for (auto& b : buffers) {
         auto const skip = sent < b.size() ? sent : b.size();
         b += skip;
         sent -= skip;
     }
     return buffers;
-}
-
-/// Whether nothing is left of `buffers`.
-template<std::size_t N>
-[[nodiscard]] bool all_sent(std::array<boost::asio::const_buffer, N> const& buffers,
-                            std::size_t sent) noexcept {
-    return sent == boost::asio::buffer_size(buffers);
 }
 
 } // namespace duet::support

@@ -6,6 +6,7 @@
 #include "client/url_process.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 

@@ -394,11 +394,11 @@ private:
                                           .body_size = r.body.size(),
                                           .keep_alive = keep_alive});
         std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
-        auto const sent = support::send_now(stream.socket().native_handle(), buffers);
-        if (support::all_sent(buffers, sent))
+        auto const rest = support::send_now(stream.socket().native_handle(), buffers);
+        if (asio::buffer_size(rest) == 0)
             co_return;
         stream.bound(options_.read_timeout);
-        co_await asio::async_write(stream, support::unsent(buffers, sent), deferred_nothrow);
+        co_await asio::async_write(stream, rest, deferred_nothrow);
         stream.unbound();
     }
 
