@@ -62,3 +62,23 @@ TEST(HttpKeepAlive, EveryRequestOnOneConnectionGetsTheAnswerItGetsAlone) {
 }
 
 } // namespace
+
+// An answer far larger than the kernel buffers between the two sockets: the server's first non-blocking send
+// takes part of it (support/send_now.hpp) and async_write carries the rest, which must arrive whole and in
+// order.
+TEST(HttpKeepAlive, AnAnswerTheSocketCannotTakeAtOnceArrivesWholeInOrder) {
+    inproc_server s;
+    std::string text;
+    for (std::size_t i = 0; text.size() < (16u << 20); ++i)
+        text += std::to_string(i) + ',';
+    s.srv().add_tool(
+        server::tool{.name = "big", .description = "A large numbered text"},
+        [&text](json::object const&, server::request_context&) { return server::tool_result::text(text); });
+    mcp_http c(s.ep());
+    auto const r = c.post(modern_request(1, "tools/call", call_params("big")));
+    ASSERT_EQ(r.status, 200u);
+    EXPECT_TRUE(first_text(result_of(r.json())) == text)
+        << "the answer's text differs (" << r.body.size() << " bytes of body)";
+    auto const next = c.post(modern_request(2, "tools/call", call_params("echo", {{"text", "after"}})));
+    EXPECT_EQ(first_text(result_of(next.json())), "after");
+}
