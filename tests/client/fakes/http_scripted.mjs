@@ -9,14 +9,15 @@
 //   node http_scripted.mjs sse-late-end    legacy: tools/list answered on an SSE stream whose last chunk goes
 //                                          out 30 ms after the answer's event, in a write of its own
 //   node http_scripted.mjs sse-open        legacy: tools/list answered on an SSE stream never ended
-// In the two SSE modes the one tool listed is named "accepted-A-open-O": the TCP connections the server had
-// accepted, and had open, when it answered.
+// In the two SSE modes the one tool listed is named "posted-P-previous-S": P, the TCP connections that had
+// carried a POST when it answered (a client's GET stream is not counted: it opens when it likes); S, whether the
+// connection of the previous tools/list answer is "open" or "closed" ("none" for the first).
 import { createServer } from 'node:http';
 
 const mode = process.argv[2];
 const sessions = new Set();
-let accepted = 0;
-let open = 0;
+let posted = 0;
+let previous; // the socket of the last tools/list answer
 
 const server = createServer((req, res) => {
   let body = '';
@@ -51,7 +52,9 @@ const server = createServer((req, res) => {
     if (m.id === undefined) { res.writeHead(202); res.end(); return; }
     if (m.method === 'tools/list' && mode.startsWith('sse-')) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      const tools = [{ name: `accepted-${accepted}-open-${open}`, inputSchema: { type: 'object' } }];
+      const state = previous === undefined ? 'none' : previous.destroyed ? 'closed' : 'open';
+      previous = req.socket;
+      const tools = [{ name: `posted-${posted}-previous-${state}`, inputSchema: { type: 'object' } }];
       res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools } })}\n\n`);
       if (mode === 'sse-late-end') setTimeout(() => res.end(), 30);
       return;
@@ -64,10 +67,11 @@ const server = createServer((req, res) => {
     json(200, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
   });
 });
-server.on('connection', (socket) => {
-  ++accepted;
-  ++open;
-  socket.on('close', () => { --open; });
+server.on('request', (req) => {
+  if (req.method === 'POST' && !req.socket.carriedPost) {
+    req.socket.carriedPost = true;
+    ++posted;
+  }
 });
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
