@@ -17,9 +17,12 @@ run: build
 test: bootstrap
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests
 
+# New inputs that reach new code go to tests/fuzz/corpus/, an input that fails to tests/fuzz/finds/: both where
+# `git status` shows them, to be committed (a find moves to the corpus once its bug is fixed).
 fuzz: bootstrap
-	@scripts/build fuzz && $(BUILD)/fuzz/tests/fuzz/core_fuzz -max_total_time=$(FUZZ_SECONDS) \
-	    -artifact_prefix=$(BUILD)/fuzz/ tests/fuzz/corpus
+	@mkdir -p tests/fuzz/finds && scripts/build fuzz && \
+	    $(BUILD)/fuzz/tests/fuzz/core_fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=tests/fuzz/finds/ tests/fuzz/corpus
 
 # Not part of `make test`: timed figures belong in bench/RESULTS.md, never in a test's verdict.
 bench: bootstrap

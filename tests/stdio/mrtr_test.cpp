@@ -29,12 +29,12 @@ json::object accepted(std::string_view name) {
 
 /// Checks a message the test sends against the 2026-07-28 schema: what a conforming client would send.
 void expect_valid_modern_request(json::value const& request, std::string_view type) {
-    auto& schemas = schema_validator::shared();
-    if (!schemas.available())
+    auto* schemas = schemas_or_skip();
+    if (schemas == nullptr)
         return;
-    auto const envelope = schemas.validate(modern_version, "JSONRPCRequest", request);
+    auto const envelope = schemas->validate(modern_version, "JSONRPCRequest", request);
     EXPECT_TRUE(envelope.ok) << envelope.errors << "\n  " << request;
-    auto const specific = schemas.validate(modern_version, type, request);
+    auto const specific = schemas->validate(modern_version, type, request);
     EXPECT_TRUE(specific.ok) << specific.errors << "\n  " << request;
 }
 
@@ -79,8 +79,8 @@ TEST(StdioMrtr, ModernRoundTripWithTheStateEchoedByteExact) {
     ASSERT_TRUE(asked.contains("name")) << json::value(round);
     EXPECT_EQ(asked.at("name").at("method"), "elicitation/create");
     EXPECT_EQ(asked.at("name").at("params").at("message"), "What is your name?");
-    if (auto& schemas = schema_validator::shared(); schemas.available()) {
-        auto const v = schemas.validate(modern_version, "InputRequest", asked.at("name"));
+    if (auto* schemas = schemas_or_skip()) {
+        auto const v = schemas->validate(modern_version, "InputRequest", asked.at("name"));
         EXPECT_TRUE(v.ok) << v.errors;
     }
 

@@ -4,6 +4,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <gtest/gtest.h>
+
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -89,14 +91,16 @@ schema_validator::schema_validator(schema_validator_paths paths) : paths_(std::m
     paths_.node = find_node(paths_.node);
     auto const modules = paths_.source_dir / "tests" / "interop" / "node_modules";
     if (!fs::is_directory(spec_dir(paths_), ec))
-        unavailable_ = "no official schemas at " + spec_dir(paths_).string();
+        unavailable_ = std::string(optional_skip) + "no official schemas at " + spec_dir(paths_).string() +
+                       " (../shared is not beside the project)";
     else if (paths_.node.empty())
-        unavailable_ = "node is not installed (or $DUET_NODE is not executable)";
+        unavailable_ = "schema checks cannot run: node is not installed (or $DUET_NODE is not executable)";
     else if (!fs::is_regular_file(script_path(paths_), ec))
-        unavailable_ = "no validator script at " + script_path(paths_).string();
+        unavailable_ = "schema checks cannot run: no validator script at " + script_path(paths_).string();
     else if (!fs::is_regular_file(modules / "ajv" / "package.json", ec) ||
              !fs::is_regular_file(modules / "ajv-formats" / "package.json", ec))
-        unavailable_ = "ajv is not installed in " + modules.string() + " (run scripts/bootstrap)";
+        unavailable_ = "schema checks cannot run: ajv is not installed in " + modules.string() +
+                       " (run scripts/bootstrap)";
 }
 
 schema_validator::~schema_validator() {
@@ -170,6 +174,20 @@ schema_verdict schema_validator::validate(std::string_view version, std::string_
                                           boost::json::value const& value, schema_mode mode) {
     schema_check const check{std::string(version), std::string(type), value, mode};
     return validate(std::span<schema_check const>(&check, 1)).front();
+}
+
+namespace {
+void skip_calling_test(std::string const& reason) {
+    GTEST_SKIP() << reason;
+}
+} // namespace
+
+schema_validator* schemas_or_skip() {
+    auto& validator = schema_validator::shared();
+    if (validator.available())
+        return &validator;
+    skip_calling_test(validator.unavailable_reason());
+    return nullptr;
 }
 
 std::vector<schema_verdict> schema_validator::validate(std::span<schema_check const> checks) {

@@ -53,7 +53,7 @@ public:
     /// naming the message. Returns how many schema checks were made.
     std::size_t expect_schema_valid(schema_validator& validator) const;
     /// The same against schema_validator::shared(), expecting at least one check; when the schemas are
-    /// unavailable, says so on stderr and checks nothing (the suites' DUET_SKIP_WITHOUT_SCHEMAS tests skip).
+    /// unavailable, records the calling test as skipped with the reason (schemas_or_skip).
     void expect_schema_valid() const;
 
     /// The negotiated legacy version, once an initialize was answered.

@@ -102,8 +102,8 @@ TEST_P(ConnectionListenId, RuntimeToolChangesAreTaggedWithTheRequestIdType) {
     // A modern result like any other (ERA-POLICY): resultType and serverInfo, no cache hints.
     expect_modern_result(end, false);
     EXPECT_EQ(result_of(end).at("_meta").at(key_subscription_id).kind(), id.kind());
-    if (auto& schemas = schema_validator::shared(); schemas.available()) {
-        EXPECT_GT(h.log().expect_schema_valid(schemas), 0u);
+    if (auto* schemas = schemas_or_skip()) {
+        EXPECT_GT(h.log().expect_schema_valid(*schemas), 0u);
     }
 }
 
@@ -184,8 +184,8 @@ TEST(ConnectionLegacyEvents, ListChangedOnlyAfterInitialized) {
     auto const& n = h.messages()[*changed].as_object();
     // Legacy notifications carry no subscription tag.
     EXPECT_TRUE(subscription_id_of(n).is_null()) << json::value(n);
-    if (auto& schemas = schema_validator::shared(); schemas.available()) {
-        EXPECT_GT(h.log().expect_schema_valid(schemas), 0u);
+    if (auto* schemas = schemas_or_skip()) {
+        EXPECT_GT(h.log().expect_schema_valid(*schemas), 0u);
     }
 }
 
@@ -226,8 +226,8 @@ TEST(ConnectionLegacyEvents, ResourceUpdatedOnlyToSubscribedSessions) {
     for (auto const& m : subscribed.messages())
         count += is_notification(m, "notifications/resources/updated");
     EXPECT_EQ(count, 1u);
-    if (auto& schemas = schema_validator::shared(); schemas.available()) {
-        EXPECT_GT(subscribed.log().expect_schema_valid(schemas), 0u);
+    if (auto* schemas = schemas_or_skip()) {
+        EXPECT_GT(subscribed.log().expect_schema_valid(*schemas), 0u);
     }
 }
 

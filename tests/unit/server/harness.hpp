@@ -122,11 +122,12 @@ public:
         return log_;
     }
 
-    /// Checks every message the connection wrote against the official schema of its era and version (skipped
-    /// when the schemas are unavailable), and that there was something to check.
+    /// Checks every message the connection wrote against the official schema of its era and version, and
+    /// that there was something to check; the test is skipped, with the reason, when the schemas are
+    /// unavailable.
     void expect_schema_valid() {
-        if (auto& schemas = schema_validator::shared(); schemas.available()) {
-            EXPECT_GT(log().expect_schema_valid(schemas), 0u);
+        if (auto* schemas = schemas_or_skip()) {
+            EXPECT_GT(log().expect_schema_valid(*schemas), 0u);
         }
     }
     server::connection& connection() { return *conn_; }
