@@ -9,9 +9,9 @@
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
-#include <duet/transport/detail/deadline_watch.hpp>
 
 #include "response_parser.hpp"
+#include "support/deadline_watch.hpp"
 #include "support/send_now.hpp"
 #include "transport.hpp"
 
@@ -38,8 +38,8 @@ namespace bhttp = beast::http;
 using asio::awaitable;
 using asio::use_awaitable;
 using tcp = asio::ip::tcp;
-using ::duet::transport::detail::deadline_watch;
-using ::duet::transport::detail::watched_deadline;
+using ::duet::support::deadline_watch;
+using ::duet::support::watched_deadline;
 constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
 
 namespace {

@@ -15,7 +15,7 @@
 // Use it on the socket's executor only (its strand when several threads run the server).
 #pragma once
 
-#include <duet/transport/detail/deadline_watch.hpp>
+#include "support/deadline_watch.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -28,7 +28,7 @@ namespace duet::transport::http {
 class bounded_socket {
 public:
     using executor_type = boost::asio::ip::tcp::socket::executor_type;
-    using clock = detail::watched_deadline::clock;
+    using clock = support::watched_deadline::clock;
 
     /// `shortest` is the shortest limit bound() will be given.
     bounded_socket(boost::asio::ip::tcp::socket socket, clock::duration shortest)
@@ -44,7 +44,7 @@ public:
     /// What begins from now on must be through within `limit` of now, else the socket is closed.
     void bound(clock::duration limit) { watch_.start(guard_, limit); }
     /// No limit until the next bound().
-    void unbound() noexcept { detail::deadline_watch<guard>::stop(*guard_); }
+    void unbound() noexcept { support::deadline_watch<guard>::stop(*guard_); }
     /// Whether the last bound() ran out (the socket was closed for it).
     [[nodiscard]] bool timed_out() const noexcept { return guard_->deadline.expired; }
 
@@ -70,7 +70,7 @@ private:
     struct guard {
         explicit guard(boost::asio::ip::tcp::socket* s) : socket(s) {}
         boost::asio::ip::tcp::socket* socket;
-        detail::watched_deadline deadline;
+        support::watched_deadline deadline;
         void expire() {
             boost::system::error_code ignored;
             socket->close(ignored);
@@ -79,7 +79,7 @@ private:
 
     boost::asio::ip::tcp::socket socket_;
     std::shared_ptr<guard> guard_;
-    detail::deadline_watch<guard> watch_;
+    support::deadline_watch<guard> watch_;
 };
 
 } // namespace duet::transport::http

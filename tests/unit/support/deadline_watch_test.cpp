@@ -1,10 +1,10 @@
-// Tests for duet/transport/detail/deadline_watch.hpp: the HTTP client's bound on writing a request and
+// Tests for src/support/deadline_watch.hpp: the HTTP client's bound on writing a request and
 // reading its answer's head, and the HTTP server's on each request's read and each write, one lazily re-armed
 // timer for many deadlines instead of Beast's timer per operation. An item whose deadline passes is expired
 // (its socket closed), as Beast's expiry closed it; one stopped in time, or started again before its
 // deadline, is not; a deadline longer than the watch's shortest limit holds until it passes, and a shorter
 // one set after it is not missed. Short real limits: the watch reads the steady clock itself.
-#include <duet/transport/detail/deadline_watch.hpp>
+#include "support/deadline_watch.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -16,8 +16,8 @@
 
 namespace {
 
-using duet::transport::detail::deadline_watch;
-using duet::transport::detail::watched_deadline;
+using duet::support::deadline_watch;
+using duet::support::watched_deadline;
 using namespace std::chrono_literals;
 
 struct item {

@@ -1,4 +1,4 @@
-// File: include/duet/transport/detail/deadline_watch.hpp
+// File: src/support/deadline_watch.hpp (private)
 //
 // Many deadlines watched by one timer, lazily. The HTTP client bounds how long the write of a request and
 // the read of its answer's head may take; the HTTP server bounds the read of each request and each write of
@@ -25,7 +25,7 @@
 #include <memory>
 #include <vector>
 
-namespace duet::transport::detail {
+namespace duet::support {
 
 struct watched_deadline {
     using clock = std::chrono::steady_clock;
@@ -115,4 +115,4 @@ private:
     std::shared_ptr<state> state_;
 };
 
-} // namespace duet::transport::detail
+} // namespace duet::support
