@@ -24,6 +24,7 @@
 #include <duet/protocol/admission.hpp>
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/schema/describe.hpp>
+#include <duet/protocol/server_changes.hpp>
 #include <duet/protocol/shaping.hpp>
 #include <duet/server/argument_check.hpp>
 #include <duet/server/definitions.hpp>
@@ -81,7 +82,8 @@ struct server_options {
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
 struct server_event {
-    enum class kind : std::uint8_t { tools_changed, prompts_changed, resources_changed, resource_updated };
+    /// Its notification, listen flag and capability: protocol/server_changes.hpp.
+    using kind = protocol::server_change;
     kind what;
     std::string uri; ///< resource_updated only
 };
