@@ -1,6 +1,7 @@
 // duet::client::client: connect modes (ERA-POLICY "Client side") and the calls built on the session core.
 #include <duet/client/negotiation.hpp>
 #include <duet/protocol/errors.hpp>
+#include <duet/protocol/server_changes.hpp>
 
 #include "client_impl.hpp"
 
@@ -15,6 +16,7 @@ namespace duet::client {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
+using protocol::method_id;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 namespace {
@@ -42,18 +44,18 @@ probe_says judge(client::impl::answer const& a) {
     }
 }
 
-std::string_view list_method(list_kind k) {
+method_id list_method(list_kind k) {
     switch (k) {
     case list_kind::tools:
-        return "tools/list";
+        return method_id::tools_list;
     case list_kind::prompts:
-        return "prompts/list";
+        return method_id::prompts_list;
     case list_kind::resources:
-        return "resources/list";
+        return method_id::resources_list;
     case list_kind::resource_templates:
-        return "resources/templates/list";
+        return method_id::resources_templates_list;
     }
-    return "tools/list";
+    return method_id::tools_list;
 }
 
 std::string_view list_member(list_kind k) {
@@ -71,8 +73,8 @@ std::string_view list_member(list_kind k) {
 }
 
 // Connects in modern mode once the era is known: discover when the server offers it, -32022 handled.
-awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol::version v,
-                                      std::optional<client::impl::answer> probe) {
+awaitable<result<void>> async_settle_modern(std::shared_ptr<client::impl> c, protocol::version v,
+                                            std::optional<client::impl::answer> probe) {
     c->become_modern(v);
     if (!probe) {
         auto a = co_await c->async_probe(v);
@@ -93,9 +95,8 @@ awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol:
                                  probe->http_status);
         c->version_ = *retry;
         request_options none;
-        std::string method_1("server/discover");
-        json::object params_1;
-        auto again = co_await c->async_round(std::move(method_1), std::move(params_1), none);
+        json::object const no_params;
+        auto again = co_await c->async_round(method_id::server_discover, no_params, none);
         if (again.value)
             c->adopt_discover(*again.value);
         co_return result<void>{};
@@ -107,8 +108,8 @@ awaitable<result<void>> settle_modern(std::shared_ptr<client::impl> c, protocol:
     co_return e;
 }
 
-awaitable<result<void>> connect_legacy(std::shared_ptr<client::impl> c, protocol::version offer,
-                                       bool restart) {
+awaitable<result<void>> async_connect_legacy(std::shared_ptr<client::impl> c, protocol::version offer,
+                                             bool restart) {
     if (restart || !c->transport_) {
         auto started = co_await c->async_start_transport();
         if (!started)
@@ -118,12 +119,12 @@ awaitable<result<void>> connect_legacy(std::shared_ptr<client::impl> c, protocol
     co_return r;
 }
 
-awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
+awaitable<result<void>> async_connect_auto(std::shared_ptr<client::impl> c) {
     auto const& opts = c->options_;
     auto const server = describe(c->target_);
     // A pinned handshake version says legacy; there is nothing to probe.
     if (opts.version && protocol::is_handshake_version(*opts.version)) {
-        auto r = co_await connect_legacy(c, *opts.version, true);
+        auto r = co_await async_connect_legacy(c, *opts.version, true);
         co_return r;
     }
     if (opts.verdicts && !opts.version) {
@@ -133,7 +134,7 @@ awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
                 co_return started;
             if (known->era == protocol::era::modern) {
                 std::optional<client::impl::answer> no_probe;
-                auto r = co_await settle_modern(c, known->version, std::move(no_probe));
+                auto r = co_await async_settle_modern(c, known->version, std::move(no_probe));
                 co_return r;
             }
             auto r = co_await c->async_initialize(known->version);
@@ -157,13 +158,13 @@ awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
             auto const fallback = handshake_fallback(probe.value.error().rpc->data);
             if (!fallback || opts.version)
                 co_return probe.value.error();
-            auto r = co_await connect_legacy(c, *fallback, false);
+            auto r = co_await async_connect_legacy(c, *fallback, false);
             if (r && opts.verdicts)
                 opts.verdicts->remember(server, era_verdict{protocol::era::legacy, c->version_});
             co_return r;
         }
         std::optional<client::impl::answer> probed(std::move(probe));
-        auto r = co_await settle_modern(c, modern_version, std::move(probed));
+        auto r = co_await async_settle_modern(c, modern_version, std::move(probed));
         if (r && opts.verdicts)
             opts.verdicts->remember(server, era_verdict{protocol::era::modern, c->version_});
         co_return r;
@@ -172,12 +173,12 @@ awaitable<result<void>> connect_auto(std::shared_ptr<client::impl> c) {
     if (opts.version)
         co_return probe.value.error();
     auto const offer = protocol::latest_handshake_version;
-    auto r = co_await connect_legacy(c, offer, verdict == probe_says::restart_then_legacy);
+    auto r = co_await async_connect_legacy(c, offer, verdict == probe_says::restart_then_legacy);
     // A probe that timed out is still read, late: a server that exits on it (a loaded machine, a slow start)
     // closes before its handshake's answer, having never seen the initialize. Started again, it gets only
     // that.
     if (!r && r.error().code == errc::closed && probe.value.error().code == errc::timeout)
-        r = co_await connect_legacy(c, offer, true);
+        r = co_await async_connect_legacy(c, offer, true);
     if (r && opts.verdicts)
         opts.verdicts->remember(server, era_verdict{protocol::era::legacy, c->version_});
     co_return r;
@@ -218,17 +219,17 @@ awaitable<result<std::shared_ptr<client>>> client::async_connect(server_target t
     auto c = std::make_shared<impl>(ex, std::move(target), std::move(options));
     result<void> r;
     if (legacy_version) {
-        r = co_await connect_legacy(c, *legacy_version, true);
+        r = co_await async_connect_legacy(c, *legacy_version, true);
     } else if (modern_version) {
         auto started = co_await c->async_start_transport();
         if (!started)
             r = started;
         else {
             std::optional<impl::answer> no_probe;
-            r = co_await settle_modern(c, *modern_version, std::move(no_probe));
+            r = co_await async_settle_modern(c, *modern_version, std::move(no_probe));
         }
     } else {
-        r = co_await connect_auto(c);
+        r = co_await async_connect_auto(c);
     }
     if (!r) {
         if (c->transport_)
@@ -262,28 +263,29 @@ json::object const& client::client_capabilities() const noexcept {
 
 awaitable<result<json::object>> client::async_request(std::string method, json::object params,
                                                       request_options options) {
-    auto const kind = method;
-    if (kind == "tools/call" || kind == "prompts/get" || kind == "resources/read") {
-        auto r = co_await impl_->async_with_input(std::move(method), std::move(params), options);
+    // `method` lives in this frame until the answer: the view of it stays valid.
+    method_ref const m{method};
+    if (m.row && m.row->may_require_input) {
+        auto r = co_await impl_->async_with_input(m, params, options);
         co_return r;
     }
-    auto r = co_await impl_->async_cached(std::move(method), std::move(params), options);
+    auto r = co_await impl_->async_cached(m, std::move(params), options);
     co_return r;
 }
 
 awaitable<result<json::object>> client::async_discover(request_options options) {
     if (impl_->era_ == protocol::era::legacy)
         co_return impl_->handshake_;
-    std::string method_2("server/discover");
-    json::object params_2;
-    auto r = co_await impl_->async_cached(std::move(method_2), std::move(params_2), options);
+    json::object no_params;
+    auto r = co_await impl_->async_cached(method_id::server_discover, std::move(no_params), options);
     if (r)
         impl_->adopt_discover(*r);
     co_return r;
 }
 
 awaitable<result<json::array>> client::async_list(list_kind kind, request_options options) {
-    auto const method = std::string(list_method(kind));
+    auto const list_id = list_method(kind);
+    auto const method = std::string(protocol::info(list_id).name);
     auto const member = list_member(kind);
     json::array items;
     std::optional<std::string> cursor;
@@ -295,7 +297,7 @@ awaitable<result<json::array>> client::async_list(list_kind kind, request_option
         json::object params;
         if (cursor)
             params["cursor"] = *cursor;
-        auto r = co_await impl_->async_cached(method, params, options);
+        auto r = co_await impl_->async_cached(list_id, params, options);
         if (!r) {
             if (cursor && r.error().rpc && r.error().rpc->code == jsonrpc::code::invalid_params)
                 impl_->cache_.drop_method(method); // an invalid cursor: every cached page goes
@@ -344,22 +346,21 @@ awaitable<result<json::object>> client::async_call_tool(std::string name, json::
         [[maybe_unused]] auto listed = co_await async_list(list_kind::tools, list_options);
     }
     json::object params{{"name", name}, {"arguments", std::move(arguments)}};
-    std::string method_3("tools/call");
-    auto r = co_await impl_->async_with_input(std::move(method_3), std::move(params), options);
+    auto r = co_await impl_->async_with_input(method_id::tools_call, params, options);
     co_return r;
 }
 
 awaitable<result<json::object>> client::async_read_resource(std::string uri, request_options options) {
     json::object params{{"uri", std::move(uri)}};
+    method_ref const read(method_id::resources_read);
     bool const use = impl_->options_.use_cache;
     auto const now = result_cache::clock::now();
     if (use && !options.bypass_cache)
-        if (auto hit = impl_->cache_.fresh("resources/read", params, now))
+        if (auto hit = impl_->cache_.fresh(read.name, params, now))
             co_return std::move(*hit);
-    std::string method_4("resources/read");
-    auto r = co_await impl_->async_with_input(std::move(method_4), params, options);
+    auto r = co_await impl_->async_with_input(read, params, options);
     if (r && use)
-        impl_->cache_.store("resources/read", params, *r, result_cache::clock::now());
+        impl_->cache_.store(read.name, params, *r, result_cache::clock::now());
     co_return r;
 }
 
@@ -373,8 +374,7 @@ awaitable<result<json::object>> client::async_get_prompt(std::string name, json:
             args[kv.key()] = kv.value().is_string() ? kv.value() : json::value(json::serialize(kv.value()));
         params["arguments"] = std::move(args);
     }
-    std::string method_5("prompts/get");
-    auto r = co_await impl_->async_with_input(std::move(method_5), std::move(params), options);
+    auto r = co_await impl_->async_with_input(method_id::prompts_get, params, options);
     co_return r;
 }
 
@@ -385,15 +385,29 @@ awaitable<result<json::object>> client::async_complete(json::object ref, std::st
                         {"argument", {{"name", std::move(argument)}, {"value", std::move(value)}}}};
     if (!context_arguments.empty())
         params["context"] = json::object{{"arguments", std::move(context_arguments)}};
-    std::string method_6("completion/complete");
-    auto r = co_await impl_->async_plain(std::move(method_6), std::move(params), options);
+    auto r = co_await impl_->async_plain(method_id::completion_complete, params, options);
     co_return r;
 }
 
 namespace {
 
+// Whether a listen with `filter` asks for the list change `what`.
+bool asks_for(listen_filter const& filter, protocol::server_change what) {
+    switch (what) {
+    case protocol::server_change::tools_changed:
+        return filter.tools_list_changed;
+    case protocol::server_change::prompts_changed:
+        return filter.prompts_list_changed;
+    case protocol::server_change::resources_changed:
+        return filter.resources_list_changed;
+    case protocol::server_change::resource_updated:
+        return !filter.resource_subscriptions.empty();
+    }
+    return false;
+}
+
 // Waits until cancelled or the connection ends (legacy listen).
-awaitable<void> wait_until_over(std::shared_ptr<client::impl> c, std::shared_ptr<cancellation> cancel) {
+awaitable<void> async_wait_until_over(std::shared_ptr<client::impl> c, std::shared_ptr<cancellation> cancel) {
     auto timer = std::make_shared<asio::steady_timer>(c->ex_, asio::steady_timer::time_point::max());
     std::erase_if(c->wakeups_, [](auto const& w) { return w.expired(); });
     c->wakeups_.push_back(timer);
@@ -418,26 +432,22 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
     if (c->era_ == protocol::era::legacy) {
         for (auto const& uri : filter.resource_subscriptions) {
             json::object params{{"uri", uri}};
-            std::string method_7("resources/subscribe");
-            auto r = co_await c->async_plain(std::move(method_7), std::move(params), options);
+            auto r = co_await c->async_plain(method_id::resources_subscribe, params, options);
             if (!r)
                 co_return r.error();
         }
         auto const wanted = [filter](std::string const& method, json::object const& params) {
-            if (method == "notifications/tools/list_changed")
-                return filter.tools_list_changed;
-            if (method == "notifications/prompts/list_changed")
-                return filter.prompts_list_changed;
-            if (method == "notifications/resources/list_changed")
-                return filter.resources_list_changed;
-            if (method == "notifications/resources/updated") {
-                auto const* u = params.if_contains("uri");
-                if (!u || !u->is_string())
-                    return false;
-                for (auto const& w : filter.resource_subscriptions)
-                    if (std::string_view(u->get_string()).starts_with(w))
-                        return true;
-            }
+            auto const* change = protocol::change_of(method);
+            if (!change)
+                return false;
+            if (change->is_list_change())
+                return asks_for(filter, change->what);
+            auto const* u = params.if_contains("uri");
+            if (!u || !u->is_string())
+                return false;
+            for (auto const& w : filter.resource_subscriptions)
+                if (std::string_view(u->get_string()).starts_with(w))
+                    return true;
             return false;
         };
         int const key = c->next_watcher_++;
@@ -449,7 +459,7 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
             ev.params = params;
             on_event(ev);
         };
-        co_await wait_until_over(c, options.cancel);
+        co_await async_wait_until_over(c, options.cancel);
         c->watchers_.erase(key);
         for (auto const& uri : filter.resource_subscriptions) {
             if (c->closed_)
@@ -457,8 +467,8 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
             json::object params{{"uri", uri}};
             request_options quick;
             quick.timeout = std::chrono::seconds(5);
-            std::string method_8("resources/unsubscribe");
-            [[maybe_unused]] auto r = co_await c->async_plain(std::move(method_8), std::move(params), quick);
+            [[maybe_unused]] auto r =
+                co_await c->async_plain(method_id::resources_unsubscribe, params, quick);
         }
         if (c->closed_ && !(options.cancel && options.cancel->cancelled()))
             co_return c->closed_error_.value_or(make_error(errc::closed, "the connection ended"));
@@ -467,12 +477,9 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
 
     // Modern: subscriptions/listen, re-listened after every drop.
     json::object notifications;
-    if (filter.tools_list_changed)
-        notifications["toolsListChanged"] = true;
-    if (filter.prompts_list_changed)
-        notifications["promptsListChanged"] = true;
-    if (filter.resources_list_changed)
-        notifications["resourcesListChanged"] = true;
+    for (auto const& change : protocol::change_table())
+        if (change.is_list_change() && asks_for(filter, change.what))
+            notifications[change.listen_flag] = true;
     if (!filter.resource_subscriptions.empty()) {
         json::array uris;
         for (auto const& u : filter.resource_subscriptions)
@@ -490,8 +497,7 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
         listen_options.timeout = std::chrono::milliseconds(0); // a listen waits as long as it lasts
         listen_options.on_progress = nullptr;
         json::object params{{"notifications", notifications}};
-        std::string method_9("subscriptions/listen");
-        auto r = co_await c->async_round(std::move(method_9), std::move(params), listen_options);
+        auto r = co_await c->async_round(method_id::subscriptions_listen, params, listen_options);
         c->listens_.erase(id);
         if (options.cancel && options.cancel->cancelled())
             co_return result<void>{};
@@ -515,7 +521,7 @@ awaitable<result<void>> client::async_listen(listen_filter filter,
 
 awaitable<bool> client::async_wait_closed(std::shared_ptr<cancellation> cancel) {
     auto c = impl_;
-    co_await wait_until_over(c, cancel);
+    co_await async_wait_until_over(c, cancel);
     co_return c->closed_;
 }
 

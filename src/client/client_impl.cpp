@@ -22,6 +22,7 @@ namespace duet::client {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
+using protocol::method_id;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 namespace {
@@ -108,15 +109,16 @@ awaitable<result<void>> client::impl::async_start_transport() {
 // ---- sending
 // -------------------------------------------------------------------------------------------------
 
-void client::impl::notify(std::string method, json::object params) {
+void client::impl::notify(method_id method, json::object params) {
     if (!transport_ || closed_)
         return;
     detail::send_facts facts;
     facts.legacy_session = era_ == protocol::era::legacy;
-    transport_->send(jsonrpc::notification{std::move(method), std::move(params)}, std::move(facts));
+    transport_->send(jsonrpc::notification{std::string(protocol::info(method).name), std::move(params)},
+                     std::move(facts));
 }
 
-awaitable<client::impl::answer> client::impl::async_round(std::string method, json::object const& original,
+awaitable<client::impl::answer> client::impl::async_round(method_ref method, json::object const& original,
                                                           request_options const& options) {
     if (closed_ || !transport_)
         co_return answer{closed_error_.value_or(make_error(errc::closed, "the connection is closed"))};
@@ -134,7 +136,7 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
         token = token_key(progress_token);
         progress_.emplace_back(token, &options.on_progress);
     }
-    bool const modern = era_ == protocol::era::modern && method != "initialize";
+    bool const modern = era_ == protocol::era::modern && !method.is(method_id::initialize);
     if (modern) {
         protocol::request_envelope env;
         env.version = version_;
@@ -150,11 +152,11 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
             meta = json::object{};
         meta.get_object()[protocol::meta_key::progress_token] = progress_token;
     }
-    jsonrpc::request req{id, method, std::move(params)};
+    jsonrpc::request req{id, std::string(method.name), std::move(params)};
     detail::send_facts facts;
     if (modern && transport_->is_http()) {
         std::span<protocol::param_header const> bindings;
-        if (method == "tools/call") {
+        if (method.is(method_id::tools_call)) {
             auto const* name = req.params.as_object().if_contains("name");
             if (name && name->is_string())
                 if (auto const it = tool_headers_.find(std::string(name->get_string()));
@@ -208,18 +210,18 @@ awaitable<client::impl::answer> client::impl::async_round(std::string method, js
     // Cancelled or timed out: tell the server (stdio, legacy HTTP) or close the stream (modern HTTP).
     transport->abandon(id);
     bool const say_cancelled = !transport->is_http() || !modern;
-    if (say_cancelled && method != "initialize" && !closed_) {
+    if (say_cancelled && !method.is(method_id::initialize) && !closed_) {
         json::object cancel_params{{"requestId", id.to_json()},
                                    {"reason", p->cancelled ? "cancelled by the client" : "timed out"}};
-        notify("notifications/cancelled", std::move(cancel_params));
+        notify(method_id::notification_cancelled, std::move(cancel_params));
     }
     if (p->cancelled)
-        co_return answer{make_error(errc::cancelled, method + " was cancelled")};
-    co_return answer{make_error(errc::timeout,
-                                method + " got no answer within " + std::to_string(timeout.count()) + " ms")};
+        co_return answer{make_error(errc::cancelled, std::string(method.name) + " was cancelled")};
+    co_return answer{make_error(errc::timeout, std::string(method.name) + " got no answer within " +
+                                                   std::to_string(timeout.count()) + " ms")};
 }
 
-awaitable<result<json::object>> client::impl::async_plain(std::string method, json::object const& params,
+awaitable<result<json::object>> client::impl::async_plain(method_ref method, json::object const& params,
                                                           request_options const& options) {
     auto first = co_await async_round(method, params, options);
     if (first.value || era_ != protocol::era::modern)
@@ -233,31 +235,31 @@ awaitable<result<json::object>> client::impl::async_plain(std::string method, js
     if (!v)
         co_return std::move(first.value);
     version_ = *v;
-    auto second = co_await async_round(std::move(method), params, options);
+    auto second = co_await async_round(method, params, options);
     co_return std::move(second.value);
 }
 
-awaitable<result<json::object>> client::impl::async_cached(std::string method, json::object params,
+awaitable<result<json::object>> client::impl::async_cached(method_ref method, json::object params,
                                                            request_options const& options) {
-    bool const use = options_.use_cache && result_cache::cacheable(method);
+    bool const use = options_.use_cache && method.row && method.row->cacheable;
     auto const now = result_cache::clock::now();
     if (use && !options.bypass_cache)
-        if (auto hit = cache_.fresh(method, params, now))
+        if (auto hit = cache_.fresh(method.name, params, now))
             co_return std::move(*hit);
     auto r = co_await async_plain(method, params, options);
     if (r) {
         if (use)
-            cache_.store(method, params, *r, result_cache::clock::now());
+            cache_.store(method.name, params, *r, result_cache::clock::now());
         co_return r;
     }
     // A stale copy may be served while a re-fetch is failing for transport reasons.
     if (use && r.error().code != errc::rpc_error && r.error().code != errc::cancelled)
-        if (auto stale = cache_.any(method, params))
+        if (auto stale = cache_.any(method.name, params))
             co_return std::move(*stale);
     co_return r;
 }
 
-awaitable<result<json::object>> client::impl::async_with_input(std::string method, json::object const& params,
+awaitable<result<json::object>> client::impl::async_with_input(method_ref method, json::object const& params,
                                                                request_options const& options) {
     constexpr int max_rounds = 16;
     json::object round_params; // a retry's: the first round sends `params` as they are
@@ -270,13 +272,15 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
         case result_kind::complete:
             co_return r;
         case result_kind::invalid:
-            co_return make_error(errc::protocol_violation, method + " returned an unknown resultType: " +
+            co_return make_error(errc::protocol_violation, std::string(method.name) +
+                                                               " returned an unknown resultType: " +
                                                                json::serialize(r->at("resultType")));
         case result_kind::input_required:
             break;
         }
         if (round + 1 >= max_rounds)
-            co_return make_error(errc::protocol_violation, method + " still asked for input after " +
+            co_return make_error(errc::protocol_violation, std::string(method.name) +
+                                                               " still asked for input after " +
                                                                std::to_string(max_rounds) + " rounds");
         json::object responses;
         if (auto const* requests = object_at(*r, "inputRequests")) {
@@ -299,11 +303,7 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
                     responses[kv.key()] = std::move(*answer);
                     continue;
                 }
-                input_handlers::handler const* h = what == "elicitation/create" ? &options_.inputs.elicitation
-                                                   : what == "sampling/createMessage"
-                                                       ? &options_.inputs.sampling
-                                                   : what == "roots/list" ? &options_.inputs.roots
-                                                                          : nullptr;
+                auto const* h = input_handler_for(what);
                 if (!h || !*h)
                     co_return make_error(errc::usage, "the server asked for " + std::string(what) +
                                                           ", which this client has no handler for");
@@ -320,7 +320,7 @@ awaitable<result<json::object>> client::impl::async_with_input(std::string metho
 }
 
 // A legacy server-to-client request answered by a request's async_input_handler.
-awaitable<void> client::impl::answer_async(std::shared_ptr<impl> self, async_input_handler handler,
+awaitable<void> client::impl::async_answer(std::shared_ptr<impl> self, async_input_handler handler,
                                            jsonrpc::request_id id, input_question q) {
     auto answer = co_await handler(std::move(q));
     jsonrpc::message reply = answer ? jsonrpc::message{jsonrpc::response{id, std::move(*answer)}}
@@ -330,6 +330,17 @@ awaitable<void> client::impl::answer_async(std::shared_ptr<impl> self, async_inp
         facts.legacy_session = true;
         self->transport_->send(std::move(reply), std::move(facts));
     }
+}
+
+input_handlers::handler const* client::impl::input_handler_for(std::string_view method) const noexcept {
+    method_ref const asked{method};
+    if (asked.is(method_id::elicitation_create))
+        return &options_.inputs.elicitation;
+    if (asked.is(method_id::sampling_create_message))
+        return &options_.inputs.sampling;
+    if (asked.is(method_id::roots_list))
+        return &options_.inputs.roots;
+    return nullptr;
 }
 
 // ---- receiving
@@ -365,11 +376,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                 // Legacy server-to-client requests; a modern server never sends any.
                 jsonrpc::message reply = jsonrpc::response{r.id, json::object{}};
                 auto const params = r.params.is_object() ? r.params.get_object() : json::object{};
-                input_handlers::handler const* h =
-                    r.method == "elicitation/create"       ? &options_.inputs.elicitation
-                    : r.method == "sampling/createMessage" ? &options_.inputs.sampling
-                    : r.method == "roots/list"             ? &options_.inputs.roots
-                                                           : nullptr;
+                auto const* h = input_handler_for(r.method);
                 // The in-flight request that answers for itself and owns the question: the one whose stream
                 // carried it, else the only one there is.
                 auto route = input_routes_.end();
@@ -378,7 +385,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                                          [&](auto const& rt) { return rt.first == *related; });
                 if (route == input_routes_.end() && input_routes_.size() == 1)
                     route = input_routes_.begin();
-                if (r.method == "ping") {
+                if (method_ref{r.method}.is(method_id::ping)) {
                     // {} as built above
                 } else if (era_ == protocol::era::modern) {
                     // A modern server asks inside its results (input_required), never with a request.
@@ -390,7 +397,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
                             k && k->is_string())
                             q.key = std::string(k->get_string());
-                    asio::co_spawn(ex_, answer_async(self, *route->second, r.id, std::move(q)),
+                    asio::co_spawn(ex_, async_answer(self, *route->second, r.id, std::move(q)),
                                    asio::detached);
                     return;
                 } else if (!input_routes_.empty()) {
@@ -418,7 +425,8 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
             },
             [&](jsonrpc::notification& n) {
                 auto const params = n.params.is_object() ? n.params.get_object() : json::object{};
-                if (n.method == "notifications/progress") {
+                method_ref const said{n.method};
+                if (said.is(method_id::notification_progress)) {
                     auto const* t = params.if_contains("progressToken");
                     if (!t)
                         return;
@@ -437,7 +445,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                     (*it->second)(ev);
                     return;
                 }
-                if (n.method == "notifications/message") {
+                if (said.is(method_id::notification_message)) {
                     auto const own =
                         related ? std::find_if(log_routes_.begin(), log_routes_.end(),
                                                [&](auto const& route) { return route.first == *related; })
@@ -459,7 +467,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                     return;
                 }
                 cache_.on_notification(n.method, params);
-                if (n.method == "notifications/tools/list_changed")
+                if (said.is(method_id::notification_tools_list_changed))
                     tools_known_ = false;
                 // Modern listen notifications carry their subscription id.
                 if (auto const* meta = object_at(params, "_meta")) {
@@ -469,7 +477,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                             auto const it = listens_.find(*id);
                             if (it != listens_.end()) {
                                 listen_event ev;
-                                ev.what = n.method == "notifications/subscriptions/acknowledged"
+                                ev.what = said.is(method_id::notification_subscriptions_acknowledged)
                                               ? listen_event::kind::acknowledged
                                               : listen_event::kind::notification;
                                 ev.method = n.method;
@@ -481,7 +489,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         return;
                     }
                 }
-                if (n.method == "notifications/cancelled") {
+                if (said.is(method_id::notification_cancelled)) {
                     // The server ends a request: on stdio this is one way a listen ends (DIGEST §15.1), which
                     // counts as a graceful end; any other request gets no answer any more.
                     auto const* rid = params.if_contains("requestId");
@@ -583,9 +591,8 @@ awaitable<client::impl::answer> client::impl::async_probe(protocol::version v) {
     version_ = v;
     request_options probe;
     probe.timeout = options_.probe_timeout;
-    std::string method_1("server/discover");
-    json::object params_1;
-    auto a = co_await async_round(std::move(method_1), std::move(params_1), probe);
+    json::object const no_params;
+    auto a = co_await async_round(method_id::server_discover, no_params, probe);
     co_return a;
 }
 
@@ -597,8 +604,7 @@ awaitable<result<void>> client::impl::async_initialize(protocol::version offer) 
                         {"capabilities", std::move(caps)},
                         {"clientInfo", options_.client_info}};
     request_options init;
-    std::string method_2("initialize");
-    auto a = co_await async_round(std::move(method_2), std::move(params), init);
+    auto a = co_await async_round(method_id::initialize, params, init);
     if (!a.value)
         co_return a.value.error();
     auto const accepted = accepted_handshake_version(*a.value);
@@ -613,7 +619,7 @@ awaitable<result<void>> client::impl::async_initialize(protocol::version offer) 
     if (auto const* i = handshake_.if_contains("instructions"); i && i->is_string())
         instructions_ = std::string(i->get_string());
     // Queued in this order, the initialized POST goes before the GET stream opens; both carry the version.
-    notify("notifications/initialized", json::object{});
+    notify(method_id::notification_initialized, json::object{});
     transport_->begin_legacy_session(version_);
     co_return result<void>{};
 }

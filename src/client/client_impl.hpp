@@ -8,6 +8,7 @@
 
 #include <duet/client/client.hpp>
 #include <duet/client/result_cache.hpp>
+#include <duet/protocol/method_table.hpp>
 #include <duet/protocol/param_headers.hpp>
 
 #include "transport.hpp"
@@ -19,6 +20,20 @@
 #include <vector>
 
 namespace duet::client {
+
+/// A method name and its row of the method table, null for a name MCP does not define (async_request sends
+/// any). A view without a destructor: coroutines take it by value, and a method_id converts to it at the call
+/// (README: only temporaries with a destructor must not be passed to a coroutine).
+struct method_ref {
+    method_ref(protocol::method_id id) noexcept // implicit: a call names the method_id alone
+        : name(protocol::info(id).name), row(&protocol::info(id)) {}
+    explicit method_ref(std::string_view any) noexcept : name(any), row(protocol::find_method(any)) {}
+
+    std::string_view name;
+    protocol::method_info const* row; ///< null for a method MCP does not define
+
+    [[nodiscard]] bool is(protocol::method_id id) const noexcept { return row && row->id == id; }
+};
 
 class client::impl : public detail::transport_sink, public std::enable_shared_from_this<client::impl> {
 public:
@@ -39,22 +54,24 @@ public:
     boost::asio::awaitable<result<void>> async_start_transport();
     /// One request, one answer: envelope/headers per era, progress, cancellation, timeout. `params` are
     /// copied once, into the request sent (the layers above keep theirs for retries without copies of
-    /// their own); the caller keeps them alive until the answer.
-    boost::asio::awaitable<answer> async_round(std::string method, boost::json::object const& params,
+    /// their own); the caller keeps them (and a method name not in the table) alive until the answer.
+    boost::asio::awaitable<answer> async_round(method_ref method, boost::json::object const& params,
                                                request_options const& options);
     /// async_round() plus the modern -32022 retry.
     boost::asio::awaitable<result<boost::json::object>>
-    async_plain(std::string method, boost::json::object const& params, request_options const& options);
+    async_plain(method_ref method, boost::json::object const& params, request_options const& options);
     /// async_plain() plus multi round-trip input rounds (tools/call, prompts/get, resources/read).
     boost::asio::awaitable<result<boost::json::object>>
-    async_with_input(std::string method, boost::json::object const& params, request_options const& options);
+    async_with_input(method_ref method, boost::json::object const& params, request_options const& options);
     /// async_plain() through the cache.
     boost::asio::awaitable<result<boost::json::object>>
-    async_cached(std::string method, boost::json::object params, request_options const& options);
-    void notify(std::string method, boost::json::object params);
+    async_cached(method_ref method, boost::json::object params, request_options const& options);
+    void notify(protocol::method_id method, boost::json::object params);
     /// Answers a legacy server-to-client request through an in-flight request's own handler.
-    static boost::asio::awaitable<void> answer_async(std::shared_ptr<impl> self, async_input_handler handler,
+    static boost::asio::awaitable<void> async_answer(std::shared_ptr<impl> self, async_input_handler handler,
                                                      jsonrpc::request_id id, input_question q);
+    /// The client_options handler for a question the server asks (elicitation, sampling, roots), or null.
+    [[nodiscard]] input_handlers::handler const* input_handler_for(std::string_view method) const noexcept;
 
     // ---- connecting ----
     boost::asio::awaitable<result<void>> async_initialize(protocol::version offer);

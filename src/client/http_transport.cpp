@@ -9,6 +9,7 @@
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/header_codec.hpp>
+#include <duet/protocol/method_table.hpp>
 
 #include "response_parser.hpp"
 #include "support/deadline_watch.hpp"
@@ -135,7 +136,8 @@ public:
     void send(jsonrpc::message m, send_facts facts) override {
         if (closed_)
             return;
-        asio::co_spawn(ex_, post(shared_from_this(), std::move(m), std::move(facts)), asio::detached);
+        auto self = shared_from_this();
+        asio::co_spawn(ex_, async_post(std::move(self), std::move(m), std::move(facts)), asio::detached);
     }
 
     void abandon(jsonrpc::request_id const& id) override {
@@ -153,8 +155,12 @@ public:
 
     void begin_legacy_session(protocol::version v) override {
         legacy_version_ = v;
+        auto self = shared_from_this();
+        std::optional<jsonrpc::request_id> standalone; // awaits no answer
+        std::string no_event_id;
+        std::chrono::milliseconds const at_once{0};
         asio::co_spawn(
-            ex_, get_stream(shared_from_this(), std::nullopt, std::string{}, std::chrono::milliseconds(0)),
+            ex_, async_get_stream(std::move(self), std::move(standalone), std::move(no_event_id), at_once),
             asio::detached);
     }
 
@@ -187,7 +193,7 @@ public:
             outgoing req;
             append_request_head(req.head, "DELETE", url_.target, base_fields(true), 0);
             response_parser parser;
-            [[maybe_unused]] auto ec = co_await open(x, req, parser);
+            [[maybe_unused]] auto ec = co_await async_open(x, req, parser);
         }
     }
 
@@ -230,7 +236,7 @@ private:
         idle_.push_back(x);
     }
 
-    awaitable<boost::system::error_code> connect(std::shared_ptr<exchange> x) {
+    awaitable<boost::system::error_code> async_connect(std::shared_ptr<exchange> x) {
         if (!endpoints_) {
             tcp::resolver resolver(ex_);
             auto const resolved =
@@ -241,8 +247,8 @@ private:
         }
         x->stream.expires_after(connect_timeout);
         auto const connected = co_await x->stream.async_connect(*endpoints_, tuple_awaitable);
-        // From here the exchange's own deadline bounds it (open()): Beast's expiry would arm and cancel a
-        // timer around every read and write.
+        // From here the exchange's own deadline bounds it (async_open()): Beast's expiry would arm and cancel
+        // a timer around every read and write.
         x->stream.expires_never();
         if (std::get<0>(connected))
             co_return std::get<0>(connected);
@@ -256,14 +262,14 @@ private:
     // Connects (or reuses a kept-alive connection), writes `req` and reads the response head into `parser`.
     // A reused connection the server closed while it was idle fails before any byte of the answer arrives:
     // the request goes again once, on a new connection.
-    awaitable<boost::system::error_code> open(std::shared_ptr<exchange> x, outgoing const& req,
-                                              response_parser& parser) {
+    awaitable<boost::system::error_code> async_open(std::shared_ptr<exchange> x, outgoing const& req,
+                                                    response_parser& parser) {
         auto const bytes = std::array{asio::buffer(req.head), asio::buffer(req.body)};
         parser.body_limit(boost::none);
         parser.header_limit(64 * 1024);
         bool const reused = x->connected;
         if (!reused)
-            if (auto ec = co_await connect(x))
+            if (auto ec = co_await async_connect(x))
                 co_return ec;
         boost::system::error_code ec;
         for (bool retried = false;; retried = true) {
@@ -288,7 +294,7 @@ private:
             x->stream.socket().close(ignored);
             x->buffer.clear();
             x->connected = false;
-            if (auto again = co_await connect(x))
+            if (auto again = co_await async_connect(x))
                 co_return again;
         }
         co_return ec;
@@ -338,8 +344,9 @@ private:
     // is left at once; a POST's stream (`finish_post`) is read to its end for up to stream_end_grace more: a
     // server writes the stream's last chunk right after the answer's event, often in a write of its own, and
     // a response read to its end keeps its connection for the next POST instead of costing a new one.
-    awaitable<sse_outcome> read_sse(std::shared_ptr<exchange> x, response_parser& parser, unsigned status,
-                                    std::optional<jsonrpc::request_id> id, bool finish_post) {
+    awaitable<sse_outcome> async_read_sse(std::shared_ptr<exchange> x, response_parser& parser,
+                                          unsigned status, std::optional<jsonrpc::request_id> id,
+                                          bool finish_post) {
         sse_parser sse;
         sse_outcome out;
         auto take = [&] {
@@ -378,10 +385,12 @@ private:
         }
     }
 
-    static awaitable<void> post(std::shared_ptr<http_transport> self, jsonrpc::message m, send_facts facts) {
+    static awaitable<void> async_post(std::shared_ptr<http_transport> self, jsonrpc::message m,
+                                      send_facts facts) {
         auto const id = id_of(m);
-        bool const is_initialize = std::holds_alternative<jsonrpc::request>(m) &&
-                                   std::get<jsonrpc::request>(m).method == "initialize";
+        bool const is_initialize =
+            std::holds_alternative<jsonrpc::request>(m) &&
+            std::get<jsonrpc::request>(m).method == protocol::info(protocol::method_id::initialize).name;
         auto x = self->take_exchange();
         if (id)
             self->open_[*id] = x;
@@ -396,7 +405,7 @@ private:
             append_request_head(req.head, "POST", self->url_.target, fields, req.body.size());
         }
         response_parser parser;
-        auto const ec = co_await self->open(x, req, parser);
+        auto const ec = co_await self->async_open(x, req, parser);
         if (x->abandoned || self->closed_) {
             self->forget(x, id);
             co_return;
@@ -414,7 +423,7 @@ private:
                 self->session_id_ = std::string(*sid);
         bool const sse = parser.content_type().starts_with("text/event-stream");
         if (sse && status == 200) {
-            auto outcome = co_await self->read_sse(x, parser, status, id, true);
+            auto outcome = co_await self->async_read_sse(x, parser, status, id, true);
             self->forget(x, id);
             self->keep(x, parser);
             if (!id || outcome.answered || x->abandoned || self->closed_)
@@ -422,7 +431,8 @@ private:
             if (facts.legacy_session && !outcome.last_event_id.empty()) {
                 // A legacy stream that ended early is resumed on a GET with Last-Event-ID (SEP-1699).
                 auto const delay = outcome.retry.value_or(default_reconnect);
-                asio::co_spawn(self->ex_, get_stream(self, id, outcome.last_event_id, delay), asio::detached);
+                asio::co_spawn(self->ex_, async_get_stream(self, id, outcome.last_event_id, delay),
+                               asio::detached);
                 co_return;
             }
             self->fail(*id, make_error(errc::closed, "the response stream ended without an answer", status));
@@ -464,9 +474,9 @@ private:
 
     // A legacy GET stream: the standalone one (`awaited` empty; reconnects while the session lives) or the
     // resumption of a POST stream (`awaited` set; ends once that answer arrived).
-    static awaitable<void> get_stream(std::shared_ptr<http_transport> self,
-                                      std::optional<jsonrpc::request_id> awaited, std::string last_event_id,
-                                      std::chrono::milliseconds delay) {
+    static awaitable<void> async_get_stream(std::shared_ptr<http_transport> self,
+                                            std::optional<jsonrpc::request_id> awaited,
+                                            std::string last_event_id, std::chrono::milliseconds delay) {
         asio::steady_timer timer(self->ex_);
         for (int attempt = 0; !self->closed_; ++attempt) {
             if (delay.count() > 0) {
@@ -493,7 +503,7 @@ private:
                 append_request_head(req.head, "GET", self->url_.target, fields, 0);
             }
             response_parser parser;
-            auto const ec = co_await self->open(x, req, parser);
+            auto const ec = co_await self->async_open(x, req, parser);
             if (x->abandoned || self->closed_) {
                 self->forget(x, awaited);
                 co_return;
@@ -514,7 +524,7 @@ private:
                         sink->on_closed(status_error(status, parser.reason(), true));
                 co_return;
             }
-            auto outcome = co_await self->read_sse(x, parser, 0, awaited, false);
+            auto outcome = co_await self->async_read_sse(x, parser, 0, awaited, false);
             self->forget(x, awaited);
             if (awaited && outcome.answered)
                 co_return;

@@ -1,28 +1,18 @@
 #include <duet/client/result_cache.hpp>
+#include <duet/protocol/method_table.hpp>
+#include <duet/protocol/server_changes.hpp>
 
 #include <boost/json/serialize.hpp>
+
+#include <algorithm>
 
 namespace duet::client {
 
 namespace json = boost::json;
 
-namespace {
-
-std::string_view list_of(std::string_view notification) noexcept {
-    if (notification == "notifications/tools/list_changed")
-        return "tools/list";
-    if (notification == "notifications/prompts/list_changed")
-        return "prompts/list";
-    if (notification == "notifications/resources/list_changed")
-        return "resources/list";
-    return {};
-}
-
-} // namespace
-
 bool result_cache::cacheable(std::string_view method) noexcept {
-    return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
-           method == "resources/list" || method == "resources/templates/list" || method == "resources/read";
+    auto const* row = protocol::find_method(method);
+    return row && row->cacheable;
 }
 
 std::string result_cache::key(std::string_view method, json::object const& params) {
@@ -78,25 +68,28 @@ void result_cache::drop_method(std::string_view method) {
 }
 
 void result_cache::on_notification(std::string_view method, json::object const& params) {
-    if (auto const list = list_of(method); !list.empty()) {
-        drop_method(list);
-        if (list == "resources/list")
-            drop_method("resources/templates/list");
+    auto const* change = protocol::change_of(method);
+    if (!change)
+        return;
+    if (change->is_list_change()) {
+        for (auto const stale : change->stale)
+            drop_method(protocol::info(stale).name);
         return;
     }
-    if (method == "notifications/resources/updated") {
-        auto const* u = params.if_contains("uri");
-        if (!u || !u->is_string())
-            return;
-        std::string_view const uri = u->get_string();
-        // The notification may name the watched URI or a resource under it.
-        std::erase_if(entries_, [&](auto const& kv) {
-            auto const& e = kv.second;
-            return e.method == "resources/read" &&
-                   (e.uri == uri || std::string_view(e.uri).starts_with(uri) ||
-                    uri.starts_with(std::string_view(e.uri)));
-        });
-    }
+    auto const* u = params.if_contains("uri");
+    if (!u || !u->is_string())
+        return;
+    std::string_view const uri = u->get_string();
+    auto const outdated = [&](std::string_view m) {
+        return std::ranges::any_of(change->stale,
+                                   [&](auto const id) { return protocol::info(id).name == m; });
+    };
+    // The notification may name the watched URI or a resource under it.
+    std::erase_if(entries_, [&](auto const& kv) {
+        auto const& e = kv.second;
+        return outdated(e.method) && (e.uri == uri || std::string_view(e.uri).starts_with(uri) ||
+                                      uri.starts_with(std::string_view(e.uri)));
+    });
 }
 
 } // namespace duet::client

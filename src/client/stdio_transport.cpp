@@ -106,7 +106,8 @@ public:
         }
         to_child_.assign(in_pipe[1]);
         from_child_.assign(out_pipe[0]);
-        asio::co_spawn(ex_, read_loop(shared_from_this()), asio::detached);
+        auto self = shared_from_this();
+        asio::co_spawn(ex_, async_read_loop(std::move(self)), asio::detached);
         co_return result<void>{};
     }
 
@@ -135,9 +136,9 @@ public:
         boost::system::error_code ignored;
         to_child_.close(ignored); // EOF on the server's stdin: it SHOULD exit
         if (pid_ > 0) {
-            if (!co_await wait_exit(grace_after_eof)) {
+            if (!co_await async_wait_exit(grace_after_eof)) {
                 ::kill(pid_, SIGTERM);
-                if (!co_await wait_exit(grace_after_sigterm)) {
+                if (!co_await async_wait_exit(grace_after_sigterm)) {
                     ::kill(pid_, SIGKILL);
                     int status = 0;
                     ::waitpid(pid_, &status, 0);
@@ -155,7 +156,7 @@ private:
     }
 
     // Polls for the child's exit until `limit` passes; true once it is reaped.
-    awaitable<bool> wait_exit(std::chrono::milliseconds limit) {
+    awaitable<bool> async_wait_exit(std::chrono::milliseconds limit) {
         asio::steady_timer timer(ex_);
         auto const deadline = std::chrono::steady_clock::now() + limit;
         for (;;) {
@@ -196,13 +197,15 @@ private:
     // Hands on every whole line as soon as a read completes it. A line of max_line_bytes or more ends the
     // conversation with the error async_read_until gave at its limit (it counted the buffer, so a line of
     // exactly the limit was already too long); a last line without a newline is not a message.
-    static awaitable<void> read_loop(std::shared_ptr<stdio_transport> self) {
+    static awaitable<void> async_read_loop(std::shared_ptr<stdio_transport> self) {
         support::line_splitter split(max_line_bytes - 1, initial_read_bytes);
         bool oversized = false;
         for (;;) {
             auto const room = split.space();
-            auto const [ec, n] = co_await self->from_child_.async_read_some(
+            auto const read = co_await self->from_child_.async_read_some(
                 asio::buffer(room.data(), room.size()), tuple_awaitable);
+            auto const ec = std::get<0>(read);
+            auto const n = std::get<1>(read);
             if (ec) {
                 self->report_closed(ec);
                 co_return;
