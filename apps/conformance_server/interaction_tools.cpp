@@ -22,6 +22,10 @@ json::object one_string_argument(std::string_view name, std::string_view descrip
             {"required", json::array{name}}};
 }
 
+// Named, not written at each call: no temporary goes to a coroutine (README, GCC 12).
+constexpr std::chrono::milliseconds between_steps{50};
+constexpr std::chrono::milliseconds before_resumption{200};
+
 awaitable<void> pause(std::chrono::milliseconds d) {
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
     timer.expires_after(d);
@@ -98,7 +102,7 @@ void add_interaction_tools(server::server& srv) {
                      for (char const* step :
                           {"Tool execution started", "Tool processing data", "Tool execution completed"}) {
                          ctx.log(protocol::log_level::info, json::string(step), "conformance");
-                         co_await pause(std::chrono::milliseconds(50));
+                         co_await pause(between_steps);
                      }
                      co_return tool_result::text("Tool with logging executed successfully");
                  });
@@ -109,7 +113,7 @@ void add_interaction_tools(server::server& srv) {
                  [](json::object const&, request_context& ctx) -> awaitable<tool_result> {
                      for (double step : {0.0, 50.0, 100.0}) {
                          ctx.report_progress(step, 100.0);
-                         co_await pause(std::chrono::milliseconds(50));
+                         co_await pause(between_steps);
                      }
                      co_return tool_result::text("Tool with progress executed successfully");
                  });
@@ -124,7 +128,8 @@ void add_interaction_tools(server::server& srv) {
                               {"role", "user"}, {"content", text_content(string_argument(args, "prompt"))}}}},
                          {"maxTokens", 100}};
                      input_request question{"sample_request", "sampling/createMessage", std::move(params)};
-                     co_return co_await ask_and_report(ctx, std::move(question), "LLM response: ");
+                     std::string const prefix = "LLM response: ";
+                     co_return co_await ask_and_report(ctx, std::move(question), prefix);
                  });
 
     srv.add_tool(tool{.name = "test_elicitation",
@@ -139,7 +144,8 @@ void add_interaction_tools(server::server& srv) {
                          {"required", json::array{"username", "email"}}};
                      input_request question{"user_info", "elicitation/create",
                                             elicitation(string_argument(args, "message"), std::move(schema))};
-                     co_return co_await ask_and_report(ctx, std::move(question), "User response: ");
+                     std::string const prefix = "User response: ";
+                     co_return co_await ask_and_report(ctx, std::move(question), prefix);
                  });
 
     srv.add_tool(
@@ -150,7 +156,8 @@ void add_interaction_tools(server::server& srv) {
             input_request question{
                 "defaults", "elicitation/create",
                 elicitation("Please review and update the form fields with defaults", sep1034_schema())};
-            co_return co_await ask_and_report(ctx, std::move(question), "Elicitation completed: ");
+            std::string const prefix = "Elicitation completed: ";
+            co_return co_await ask_and_report(ctx, std::move(question), prefix);
         });
 
     srv.add_tool(tool{.name = "test_elicitation_sep1330_enums",
@@ -160,7 +167,8 @@ void add_interaction_tools(server::server& srv) {
                      input_request question{
                          "enums", "elicitation/create",
                          elicitation("Please select options from the enum fields", sep1330_schema())};
-                     co_return co_await ask_and_report(ctx, std::move(question), "Elicitation completed: ");
+                     std::string const prefix = "Elicitation completed: ";
+                     co_return co_await ask_and_report(ctx, std::move(question), prefix);
                  });
 
     // SEP-1699 polling: the POST stream ends mid-call and the result arrives on the client's resumption.
@@ -169,9 +177,9 @@ void add_interaction_tools(server::server& srv) {
              .description = "Closes its SSE stream mid-call; the result arrives after the client resumes",
              .input_schema = no_arguments()},
         [](json::object const&, request_context& ctx) -> awaitable<tool_result> {
-            co_await pause(std::chrono::milliseconds(50));
+            co_await pause(between_steps);
             ctx.close_sse_stream();
-            co_await pause(std::chrono::milliseconds(200));
+            co_await pause(before_resumption);
             co_return tool_result::text("Reconnection test completed successfully");
         });
 
@@ -195,7 +203,8 @@ void add_interaction_tools(server::server& srv) {
                          elicitation("What is your name?", {{"type", "object"},
                                                             {"properties", {{"name", {{"type", "string"}}}}},
                                                             {"required", json::array{"name"}}})};
-                     co_return co_await ask_and_report(ctx, std::move(question), "Answer: ");
+                     std::string const prefix = "Answer: ";
+                     co_return co_await ask_and_report(ctx, std::move(question), prefix);
                  });
 
     srv.add_tool(tool{.name = "test_logging_tool",
