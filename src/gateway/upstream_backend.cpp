@@ -41,6 +41,8 @@ using detail::forwarded_call;
 
 namespace {
 
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
 /// The handler's state key naming the parked call of a modern request across its input rounds.
 constexpr std::string_view parked_key = "duet.gateway/call";
 /// How long a log line may wait for others to share its write to stderr.
@@ -195,13 +197,15 @@ public:
             arm = !flush_armed_;
             flush_armed_ = true;
         }
-        if (arm)
-            asio::co_spawn(ex_, flush_later(weak_from_this()), asio::detached);
+        if (arm) {
+            std::weak_ptr<impl const> weak = weak_from_this();
+            asio::co_spawn(ex_, flush_later(std::move(weak)), asio::detached);
+        }
     }
 
     static awaitable<void> flush_later(std::weak_ptr<impl const> weak) {
         asio::steady_timer wait(co_await asio::this_coro::executor, log_flush_delay);
-        co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await wait.async_wait(tuple_awaitable);
         if (auto self = weak.lock())
             self->flush_log();
     }
@@ -266,8 +270,10 @@ public:
                     server_->notify_resource_updated(std::string(uri->get_string()));
             }
         }
-        if (tools_changed) // the new tools' x-mcp-header bindings
-            asio::co_spawn(ex_, learn_tools(shared_from_this()), asio::detached);
+        if (tools_changed) { // the new tools' x-mcp-header bindings
+            auto self = shared_from_this();
+            asio::co_spawn(ex_, learn_tools(std::move(self)), asio::detached);
+        }
     }
 
     // The x-mcp-header bindings of the upstream's tools, for the server's HTTP header admission.
@@ -376,7 +382,7 @@ public:
             auto turn =
                 std::make_shared<asio::steady_timer>(self->ex_, asio::steady_timer::time_point::max());
             pool.waiting.push_back(turn);
-            co_await turn->async_wait(asio::as_tuple(asio::use_awaitable));
+            co_await turn->async_wait(tuple_awaitable);
         }
     }
 
@@ -415,14 +421,16 @@ public:
         asio::steady_timer wait(self->ex_);
         while (s->connecting) {
             wait.expires_after(std::chrono::milliseconds(10));
-            co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+            co_await wait.async_wait(tuple_awaitable);
         }
         if (s->connection && !s->connection->broken)
             co_return s->connection;
         if (s->connection)
             asio::co_spawn(self->ex_, close_connection(std::move(s->connection)), asio::detached);
         s->connecting = true;
-        auto c = co_await connect(self, s->capabilities, "session");
+        std::optional<json::object> declared = s->capabilities;
+        std::string key("session");
+        auto c = co_await connect(self, std::move(declared), std::move(key));
         s->connecting = false;
         if (c)
             s->connection = *c;
@@ -542,7 +550,8 @@ public:
             // A raw pointer fits std::function's small buffer (a weak_ptr would be allocated for every call);
             // the weak reference is taken when the upstream asks, while the call is alive.
             o.on_input = [c](client::input_question q) {
-                return ask(c->weak_from_this(), std::move(q));
+                std::weak_ptr<forwarded_call> weak = c->weak_from_this();
+                return ask(std::move(weak), std::move(q));
             };
             // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
             o.on_log = [c](client::log_event const& e) {
@@ -599,7 +608,8 @@ public:
                 return it->second;
         // Parked once it asks a question (park()), not before: most calls never do.
         auto call = std::make_shared<forwarded_call>(ex_, spec.modern_downstream);
-        asio::co_spawn(ex_, run(shared_from_this(), call, std::move(spec)), asio::detached);
+        auto self = shared_from_this();
+        asio::co_spawn(ex_, run(std::move(self), call, std::move(spec)), asio::detached);
         return call;
     }
 
@@ -771,7 +781,8 @@ public:
     void start_listen(client::listen_filter filter, std::shared_ptr<client::cancellation> cancel) {
         client::request_options o;
         o.cancel = std::move(cancel);
-        asio::co_spawn(ex_, listen(shared_from_this(), std::move(filter), std::move(o)), asio::detached);
+        auto self = shared_from_this();
+        asio::co_spawn(ex_, listen(std::move(self), std::move(filter), std::move(o)), asio::detached);
     }
 
     static awaitable<void> listen(std::shared_ptr<impl> self, client::listen_filter filter,
@@ -845,7 +856,7 @@ public:
             self->log_line("duet gateway: connecting again to " + self->name_ +
                            " failed: " + c.error().to_string());
             backoff.expires_after(delay);
-            co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+            co_await backoff.async_wait(tuple_awaitable);
             delay = std::min(delay * 2, std::chrono::milliseconds(5000));
         }
         // The old connection's listens ended with it.
@@ -973,7 +984,8 @@ awaitable<void> close_all(std::shared_ptr<upstream_backend::impl> self);
 
 awaitable<void> upstream_backend::async_close() {
     detach();
-    co_await asio::co_spawn(impl_->ex_, close_all(impl_), asio::use_awaitable);
+    auto closing = close_all(impl_);
+    co_await asio::co_spawn(impl_->ex_, std::move(closing), asio::use_awaitable);
 }
 
 protocol::era upstream_backend::era() const noexcept {
@@ -1113,13 +1125,17 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())
         spec.handle = std::string(h->get_string());
 
-    auto [call, step] = co_await self->async_begin(std::move(spec), asio::use_awaitable);
+    // Named, then taken apart by reference: GCC 12 miscompiles a structured binding of a co_await result.
+    auto current = co_await self->async_begin(std::move(spec), asio::use_awaitable);
+    auto& call = std::get<0>(current);
+    auto& step = std::get<1>(current);
     server::serve_result outcome = protocol::internal_error();
     std::exception_ptr failure;
     try {
         for (;;) {
             if (ctx.cancelled()) {
-                co_await asio::co_spawn(self->ex_, impl::end_call(self, call, true), asio::use_awaitable);
+                auto ending = impl::end_call(self, call, true);
+                co_await asio::co_spawn(self->ex_, std::move(ending), asio::use_awaitable);
                 log("cancelled");
                 co_return protocol::internal_error(); // a cancelled request's answer is dropped
             }
@@ -1136,24 +1152,26 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
                     ctx.log(*level, std::move(step.log().data), step.log().logger);
                 break;
             case call_step::kind::questions: {
-                if (call->parks()) // the retry that brings the answers finds the call by this
+                if (call->parks()) { // the retry that brings the answers finds the call by this
+                    auto parking = impl::park(self, call);
                     ctx.state()[parked_key] =
-                        co_await asio::co_spawn(self->ex_, impl::park(self, call), asio::use_awaitable);
+                        co_await asio::co_spawn(self->ex_, std::move(parking), asio::use_awaitable);
+                }
                 std::vector<std::string> keys;
                 for (auto const& q : step.questions())
                     keys.push_back(q.key);
                 auto answers = co_await ctx.async_inputs(std::move(step.questions()));
                 for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i) {
                     auto a = to_input_answer(answers[i]);
-                    co_await asio::co_spawn(self->ex_, impl::answer_call(call, keys[i], std::move(a)),
-                                            asio::use_awaitable);
+                    auto answering = impl::answer_call(call, keys[i], std::move(a));
+                    co_await asio::co_spawn(self->ex_, std::move(answering), asio::use_awaitable);
                 }
                 break;
             }
             default:
                 break;
             }
-            std::tie(call, step) = co_await self->async_step(call, asio::use_awaitable);
+            current = co_await self->async_step(call, asio::use_awaitable);
         }
     } catch (server::detail::input_required_signal const&) {
         log("input_required"); // the call stays parked for the retry
@@ -1162,7 +1180,8 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         failure = std::current_exception(); // a malformed answer, say: the call is over
     }
     if (failure) {
-        co_await asio::co_spawn(self->ex_, impl::end_call(self, call, true), asio::use_awaitable);
+        auto ending = impl::end_call(self, call, true);
+        co_await asio::co_spawn(self->ex_, std::move(ending), asio::use_awaitable);
         log("failed");
         std::rethrow_exception(failure);
     }
