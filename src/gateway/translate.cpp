@@ -133,6 +133,19 @@ protocol::cache_hints take_result_hints(json::object& result) {
     return hints;
 }
 
+std::optional<protocol::error_object> respell_not_found(protocol::error_object const& upstream,
+                                                        json::object const& read_params,
+                                                        protocol::era downstream) {
+    bool const legacy_missing =
+        upstream.code == static_cast<std::int32_t>(protocol::errc::resource_not_found);
+    bool const modern_missing = upstream.code == static_cast<std::int32_t>(protocol::errc::invalid_params) &&
+                                upstream.data.is_object() && upstream.data.get_object().contains("uri");
+    auto const* uri = read_params.if_contains("uri");
+    if (!uri || !uri->is_string() || !(legacy_missing || modern_missing))
+        return std::nullopt;
+    return protocol::resource_not_found(downstream, uri->get_string());
+}
+
 protocol::error_object upstream_unavailable(std::string_view upstream, std::string_view what) {
     return protocol::make_error(protocol::errc::internal_error, "Internal error: the upstream server " +
                                                                     std::string(upstream) +

@@ -1186,16 +1186,9 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         std::rethrow_exception(failure);
     }
     // Done: the sweep unparks it, if it was parked.
-    // The resource-not-found error is the one error each era spells its own way (ERA-POLICY).
-    if (!outcome && method == protocol::method_id::resources_read) {
-        auto const& e = outcome.error();
-        auto const* uri = params.if_contains("uri");
-        bool const legacy_missing = e.code == static_cast<std::int32_t>(protocol::errc::resource_not_found);
-        bool const modern_missing = e.code == static_cast<std::int32_t>(protocol::errc::invalid_params) &&
-                                    e.data.is_object() && e.data.get_object().contains("uri");
-        if (uri && uri->is_string() && (legacy_missing || modern_missing))
-            outcome = protocol::resource_not_found(ctx.era(), uri->get_string());
-    }
+    if (!outcome && method == protocol::method_id::resources_read)
+        if (auto respelled = respell_not_found(outcome.error(), params, ctx.era()))
+            outcome = std::move(*respelled);
     log(status_of(outcome));
     co_return outcome;
 }

@@ -3,7 +3,7 @@
 // The gateway's pure translations between a downstream request and its upstream: what an upstream says about
 // itself (InitializeResult or DiscoverResult) as a server's description, the params a forwarded request
 // carries upstream (the downstream's envelope and input-round fields belong to the gateway), a result's own
-// cache hints, and an upstream failure as the downstream's JSON-RPC error.
+// cache hints, and an upstream's error as the downstream's.
 //
 //     auto caps = capabilities_from_json(init.at("capabilities").as_object());
 //     auto up = upstream_params(method_id::tools_call, params, /*lenient_args=*/false);  // or -32602
@@ -18,6 +18,7 @@
 #include <boost/json/object.hpp>
 #include <boost/system/result.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,13 @@ upstream_params(protocol::method_id method, boost::json::object const& params, b
 /// Takes a result's own modern fields out of it: `resultType`, and `ttlMs` / `cacheScope` as the hints to
 /// serve it with (defaults when absent or malformed), plus the upstream's serverInfo in `_meta`.
 [[nodiscard]] protocol::cache_hints take_result_hints(boost::json::object& result);
+
+/// resources/read's resource-not-found, the one error each era spells its own way (legacy -32002; modern
+/// -32602 with `data.uri`; ERA-POLICY), as the `downstream` era spells it for the URI the read asked for
+/// (`read_params.uri`). None when `upstream` is another error or the read named no URI: it passes as it came.
+[[nodiscard]] std::optional<protocol::error_object> respell_not_found(protocol::error_object const& upstream,
+                                                                      boost::json::object const& read_params,
+                                                                      protocol::era downstream);
 
 /// The downstream's error for an upstream that failed without a JSON-RPC error of its own (gone, timed out,
 /// broke the protocol): -32603 naming the upstream and what happened.

@@ -1,10 +1,14 @@
 // The gateway's pure translations: an upstream's description as the server's, the params a forwarded
-// request carries upstream, a result's own cache hints, and the error for an upstream that did not answer.
+// request carries upstream, a result's own cache hints, resource-not-found in the downstream's era, and the
+// error for an upstream that did not answer.
 #include <duet/gateway/translate.hpp>
 
 #include <boost/json/parse.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
 
 namespace {
 
@@ -12,6 +16,7 @@ namespace json = boost::json;
 namespace protocol = duet::protocol;
 using duet::gateway::capabilities_from_json;
 using duet::gateway::implementation_from_json;
+using duet::gateway::respell_not_found;
 using duet::gateway::take_result_hints;
 using duet::gateway::upstream_params;
 using protocol::method_id;
@@ -122,6 +127,49 @@ TEST(GatewayHints, ALegacyResultGetsTheDefaults) {
 TEST(GatewayHints, MalformedHintsFallBackToTheDefaults) {
     auto r = obj(R"({"tools":[],"ttlMs":-5,"cacheScope":"everyone"})");
     EXPECT_EQ(take_result_hints(r), protocol::cache_hints{});
+}
+
+struct not_found_row {
+    char const* what;
+    protocol::error_object upstream;
+    char const* read_params;
+    protocol::era downstream;
+    std::optional<std::int32_t>
+        code; ///< the downstream's code (none: the upstream's error passes as it came)
+};
+
+TEST(GatewayErrors, ResourceNotFoundIsSpelledInTheDownstreamsEra) {
+    auto const uri_data = json::value(json::object{{"uri", "file:///a"}});
+    auto const legacy_missing = protocol::make_error(protocol::errc::resource_not_found, "gone", uri_data);
+    auto const legacy_missing_bare = protocol::make_error(protocol::errc::resource_not_found, "gone");
+    auto const modern_missing = protocol::make_error(protocol::errc::invalid_params, "gone", uri_data);
+    auto const plain_invalid = protocol::make_error(protocol::errc::invalid_params, "bad cursor");
+    auto const other = protocol::make_error(protocol::errc::internal_error, "boom", uri_data);
+    auto const legacy = protocol::era::legacy;
+    auto const modern = protocol::era::modern;
+    not_found_row const rows[] = {
+        {"legacy upstream, modern client", legacy_missing, R"({"uri":"file:///a"})", modern, -32602},
+        {"legacy upstream without data, modern client", legacy_missing_bare, R"({"uri":"file:///a"})", modern,
+         -32602},
+        {"modern upstream, legacy client", modern_missing, R"({"uri":"file:///a"})", legacy, -32002},
+        {"legacy upstream, legacy client", legacy_missing, R"({"uri":"file:///a"})", legacy, -32002},
+        {"modern upstream, modern client", modern_missing, R"({"uri":"file:///a"})", modern, -32602},
+        {"invalid params without data.uri is not a miss", plain_invalid, R"({"uri":"file:///a"})", legacy,
+         std::nullopt},
+        {"another error passes", other, R"({"uri":"file:///a"})", modern, std::nullopt},
+        {"a read without a uri", legacy_missing, R"({})", modern, std::nullopt},
+        {"a read whose uri is no string", legacy_missing, R"({"uri":7})", modern, std::nullopt},
+    };
+    for (auto const& row : rows) {
+        SCOPED_TRACE(row.what);
+        auto const got = respell_not_found(row.upstream, obj(row.read_params), row.downstream);
+        ASSERT_EQ(got.has_value(), row.code.has_value());
+        if (!got)
+            continue;
+        EXPECT_EQ(got->code, *row.code);
+        EXPECT_EQ(got->message, "Resource not found: file:///a");
+        EXPECT_EQ(got->data, uri_data);
+    }
 }
 
 TEST(GatewayErrors, AnUpstreamThatDidNotAnswerIsAnInternalErrorNamingIt) {
