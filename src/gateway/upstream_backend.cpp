@@ -185,10 +185,9 @@ public:
             options_.log(line);
             return;
         }
-        // The lines of requests served meanwhile share one write to stderr, log_flush_delay after the first.
-        // Handlers log from the HTTP server's threads: a hand-off to this executor per line cost a reactor
-        // wake-up and a contended lock each (about a tenth of the gateway's CPU under load); one per flush
-        // does not.
+        // The lines of requests served meanwhile share one write to stderr, log_flush_delay after the first:
+        // handlers log from the HTTP server's threads, and a hand-off to this executor per line costs a
+        // reactor wake-up and a contended lock (bench/findings.md, "The gateway's per-call path").
         bool arm = false;
         {
             std::lock_guard lock(log_mutex_);
