@@ -2,7 +2,7 @@
 // connection carries concurrent calls where everything the upstream sends about a call can be told apart
 // (a modern upstream; a legacy one whose session declares no elicitation, sampling or roots and which
 // offers no logging), and one call at a time elsewhere; over stdio at most one call per connection hears
-// log lines, so every line reaches the request that asked for it (upstream_backend.cpp, the rule).
+// log lines, so every line reaches the request that asked for it (upstream_pool.hpp, the rule).
 //
 // The upstream's `gather` tool answers "PID together" only once `count` gather calls are in flight in the
 // same process at once, so a call that answers "together" proves the overlap without any timing.

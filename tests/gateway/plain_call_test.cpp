@@ -1,7 +1,7 @@
 // The gateway's lean path for a plain call against the ways a call can take longer: the first call opens
-// the pooled connection (acquire) while later ones take it ready, and a call whose upstream reports progress
-// hands its handler steps before the outcome. Each must answer the same bytes (upstream_backend.cpp,
-// ready_connection and forwarded_call::wait); relayed progress still reaches a client that asked for it.
+// the pooled connection (async_acquire) while later ones take it ready, and a call whose upstream reports
+// progress hands its handler steps before the outcome. Each must answer the same bytes (upstream_pool.cpp,
+// ready_connection, and forwarded_call::wait); relayed progress still reaches a client that asked for it.
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"

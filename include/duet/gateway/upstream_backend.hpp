@@ -7,8 +7,8 @@
 //
 //  - modern downstream requests go over a small pool of upstream connections, each carrying several calls
 //    at once where everything the upstream sends about a call can be told apart, one at a time elsewhere
-//    (the rule is in upstream_backend.cpp); for a legacy upstream the pool is keyed by the request's client
-//    capabilities (an upstream session declares exactly what the downstream request declared);
+//    (the rule is in src/gateway/upstream_pool.hpp); for a legacy upstream the pool is keyed by the request's
+//    client capabilities (an upstream session declares exactly what the downstream request declared);
 //  - each legacy downstream session of a legacy upstream gets a connection of its own (a stdio upstream: a
 //    child of its own), opened with the session's capabilities, closed when the session ends;
 //  - a question the upstream asks during a call reaches the downstream client: a real request in a legacy

@@ -1,0 +1,43 @@
+// The calls parked between an input_required round and its retry (parked_calls.hpp).
+#include "parked_calls.hpp"
+
+namespace duet::gateway::detail {
+
+std::string const& parked_calls::park(std::shared_ptr<forwarded_call> const& call) {
+    auto const& handle = call->handle();
+    calls_.emplace(handle, call);
+    return handle;
+}
+
+std::shared_ptr<forwarded_call> parked_calls::find(std::string const& handle) const {
+    if (auto it = calls_.find(handle); it != calls_.end() && !it->second->over())
+        return it->second;
+    return nullptr;
+}
+
+void parked_calls::unpark(forwarded_call& call) {
+    if (call.has_handle())
+        calls_.erase(call.handle());
+}
+
+void parked_calls::sweep_now() {
+    auto const now = std::chrono::steady_clock::now();
+    std::erase_if(calls_, [&](auto& kv) {
+        auto& c = kv.second;
+        if (c->over())
+            return true;
+        if (now - c->parked_since() > ttl_) {
+            c->abandon();
+            return true;
+        }
+        return false;
+    });
+}
+
+void parked_calls::abandon_all() {
+    for (auto& kv : calls_)
+        kv.second->abandon();
+    calls_.clear();
+}
+
+} // namespace duet::gateway::detail

@@ -1,0 +1,54 @@
+// File: src/gateway/upstream_profile.hpp (private)
+//
+// What every part of the upstream backend knows of the upstream: how to reach it (the gateway's options) and
+// what the control connection found when it first met it. Filled in once, before the backend serves, and
+// read-only from then on.
+#pragma once
+
+#include <duet/client/client.hpp>
+#include <duet/gateway/upstream_backend.hpp>
+#include <duet/protocol/capabilities.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <variant>
+
+namespace duet::gateway::detail {
+
+struct upstream_profile {
+    gateway_options options;
+    /// How logs and errors name the upstream: "NAME=target", or the target alone.
+    std::string name;
+    protocol::era era = protocol::era::legacy;
+    protocol::version version = protocol::latest_handshake_version;
+    protocol::server_capabilities caps;
+    boost::json::object server_info;
+    std::string instructions;
+
+    explicit upstream_profile(gateway_options o)
+        : options(std::move(o)),
+          name((options.name.empty() ? "" : options.name + "=") + client::describe(options.upstream)) {}
+
+    [[nodiscard]] bool stdio() const noexcept {
+        return !std::holds_alternative<client::http_target>(options.upstream);
+    }
+    /// The mode that reaches the upstream in the era it turned out to speak.
+    [[nodiscard]] client::connect_mode known_mode() const noexcept {
+        return era == protocol::era::modern ? client::connect_mode::modern : client::connect_mode::legacy;
+    }
+    /// What every upstream connection of the gateway has in common: it names the gateway, keeps no cache
+    /// and no verdicts, and leaves deprecation warnings to the downstream client.
+    [[nodiscard]] client::client_options client_options() const {
+        client::client_options o;
+        o.client_info = boost::json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
+        o.request_timeout = options.request_timeout;
+        o.verdicts = nullptr;
+        o.use_cache = false;
+        o.on_warning = [](std::string const&) {
+        };
+        return o;
+    }
+};
+
+} // namespace duet::gateway::detail
