@@ -11,7 +11,8 @@
 // as soon as a step is ready. A plain call (no progress, logs or questions) thus costs one completion: no
 // timer and no coroutine of its own on the handler's side.
 //
-// Every member is used on the upstream executor only (handlers get there with a post).
+// Every member is used on the upstream executor only (handlers get there with a post), but for
+// parked_handle().
 #pragma once
 
 #include <duet/client/client.hpp>
@@ -88,6 +89,9 @@ public:
     [[nodiscard]] std::string const& handle();
     /// Whether handle() was ever asked for (the call may be parked under it).
     [[nodiscard]] bool has_handle() const noexcept { return !handle_.empty(); }
+    /// The handle of a call parked as it asked; it never changes once made, so the handler that got the
+    /// call's questions may read it on its own executor.
+    [[nodiscard]] std::string const& parked_handle() const noexcept { return handle_; }
     [[nodiscard]] bool parks() const noexcept { return parks_; }
     /// The upstream request's cancellation; shares the call's lifetime.
     [[nodiscard]] std::shared_ptr<client::cancellation> cancel() { return {shared_from_this(), &cancel_}; }

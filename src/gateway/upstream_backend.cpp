@@ -166,9 +166,14 @@ public:
                 o.on_progress = [c](client::progress_event const& e) {
                     c->relay_progress(e);
                 };
-            // A raw pointer fits std::function's small buffer (a weak_ptr would be allocated for every call);
-            // the weak reference is taken when the upstream asks, while the call is alive.
-            o.on_input = [c](client::input_question q) {
+            // Two raw pointers fit std::function's small buffer (a weak_ptr would be allocated for every
+            // call); the weak reference is taken when the upstream asks, while the call is alive. The client
+            // asks only while the request is in flight, so this frame holds the parked calls too.
+            o.on_input = [c, parked = &self->parked_](client::input_question q) {
+                // A modern downstream request's call is parked as it asks, here on this executor, so that
+                // its handler needs no crossing of its own to park it before ending the round.
+                if (c->parks())
+                    parked->park(c->shared_from_this());
                 std::weak_ptr<forwarded_call> weak = c->weak_from_this();
                 return ask(std::move(weak), std::move(q));
             };
@@ -226,7 +231,7 @@ public:
         if (!spec.handle.empty())
             if (auto parked = parked_.find(spec.handle))
                 return parked;
-        // Parked once it asks a question (park()), not before: most calls never do.
+        // Parked once it asks a question (run's on_input), not before: most calls never do.
         auto call = std::make_shared<forwarded_call>(ex_, spec.modern_downstream);
         auto self = shared_from_this();
         asio::co_spawn(ex_, run(std::move(self), call, std::move(spec)), asio::detached);
@@ -285,16 +290,26 @@ public:
             token, std::move(call));
     }
 
-    // A modern downstream request's call that asks a question is parked under its handle, for the retry that
-    // brings the answer (and unparked by the sweep once its outcome is taken).
-    static awaitable<std::string> park(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call) {
-        co_return self->parked_.park(call);
-    }
+    /// The downstream client's answers to a call's questions, by question key.
+    using answers = std::vector<std::pair<std::string, client::input_answer>>;
 
-    static awaitable<void> answer_call(std::shared_ptr<forwarded_call> call, std::string key,
-                                       client::input_answer a) {
-        call->answer(key, std::move(a));
-        co_return;
+    // Hands the call the downstream client's answers and completes with its next step: one crossing to this
+    // executor and one back for the whole round, as for any step.
+    template<typename Token>
+    auto async_answer(std::shared_ptr<forwarded_call> call, answers given, Token&& token) {
+        return asio::async_initiate<Token, step_signature>(
+            [self = shared_from_this()](auto handler, std::shared_ptr<forwarded_call> c, answers a) mutable {
+                auto h_ex = asio::get_associated_executor(handler, self->ex_);
+                auto ex = self->ex_;
+                asio::post(ex, [self = std::move(self), c = std::move(c), a = std::move(a),
+                                h_ex = asio::any_io_executor(h_ex),
+                                h = forwarded_call::step_handler(std::move(handler))]() mutable {
+                    for (auto& answer : a)
+                        c->answer(answer.first, std::move(answer.second));
+                    self->await_step(c, std::move(h), std::move(h_ex));
+                });
+            },
+            token, std::move(call), std::move(given));
     }
 
     static awaitable<void> end_call(std::shared_ptr<impl> self, std::shared_ptr<forwarded_call> call,
@@ -482,21 +497,19 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
                     ctx.log(*level, std::move(step.log().data), step.log().logger);
                 break;
             case call_step::kind::questions: {
-                if (call->parks()) { // the retry that brings the answers finds the call by this
-                    auto parking = impl::park(self, call);
-                    ctx.state()[parked_key] =
-                        co_await asio::co_spawn(self->ex_, std::move(parking), asio::use_awaitable);
-                }
+                // The retry that brings the answers finds the call by its handle (parked as it asked).
+                if (call->parks())
+                    ctx.state()[parked_key] = call->parked_handle();
                 std::vector<std::string> keys;
                 for (auto const& q : step.questions())
                     keys.push_back(q.key);
                 auto answers = co_await ctx.async_inputs(std::move(step.questions()));
-                for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i) {
-                    auto a = to_input_answer(answers[i]);
-                    auto answering = impl::answer_call(call, keys[i], std::move(a));
-                    co_await asio::co_spawn(self->ex_, std::move(answering), asio::use_awaitable);
-                }
-                break;
+                impl::answers given;
+                given.reserve(keys.size());
+                for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i)
+                    given.emplace_back(std::move(keys[i]), to_input_answer(answers[i]));
+                current = co_await self->async_answer(call, std::move(given), asio::use_awaitable);
+                continue;
             }
             default:
                 break;
