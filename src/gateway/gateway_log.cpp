@@ -31,7 +31,8 @@ gateway_log::~gateway_log() {
 }
 
 void gateway_log::arm_flush() const {
-    asio::co_spawn(ex_, flush_later(weak_from_this()), asio::detached);
+    auto weak = weak_from_this();
+    asio::co_spawn(ex_, flush_later(weak), asio::detached);
 }
 
 asio::awaitable<void> gateway_log::flush_later(std::weak_ptr<gateway_log const> weak) {
