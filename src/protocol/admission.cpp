@@ -271,11 +271,6 @@ boost::system::result<admission, rejection> admit(jsonrpc::request const& req, a
         a.method = find_method(req.method);
         return a;
     }
-    if (ctx.session.unknown_session)
-        return reject(
-            invalid_request("Invalid Request: unknown or expired session; send initialize to open a new "
-                            "one"),
-            404);
     // Step 8: the session (stdio: the connection) decides.
     if (ctx.session.legacy)
         return admit_legacy_session(req, *ctx.session.legacy, ctx);

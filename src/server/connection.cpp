@@ -329,7 +329,7 @@ private:
         auto& elements = std::get<jsonrpc::batch>(parsed.content).elements;
         // Batches exist only in 2025-03-26 (removed in 2025-06-18); everywhere else the whole frame is
         // refused.
-        if (!session_ || session_->version != protocol::version::v2025_03_26) {
+        if (!session_ || !protocol::batches_allowed(session_->version)) {
             send(jsonrpc::error_response{
                 std::nullopt, protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
                                                         "allowed in a 2025-03-26 session")});

@@ -77,11 +77,8 @@ void exercise(jsonrpc::request const& req, std::uint8_t selector) {
     protocol::admission_context ctx;
     ctx.capabilities = &caps;
     ctx.eras = static_cast<protocol::era_support>(selector % 3);
-    auto const session_kind = (selector >> 2) % 4;
-    if (session_kind == 1)
+    if ((selector >> 2) % 4 == 1)
         ctx.session.legacy = protocol::version_registry[selector % 4].id;
-    if (session_kind == 2)
-        ctx.session.unknown_session = true;
 
     // Headers mirrored from the body, the way a careful client sends them, sometimes with a wrong value.
     protocol::http_facts http;

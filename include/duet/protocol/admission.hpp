@@ -37,13 +37,12 @@ namespace duet::protocol {
 /// era alone would.
 enum class era_support : std::uint8_t { both, legacy_only, modern_only };
 
-/// The session a request arrived in, as the transport matched it.
+/// The session a request arrived in, as the transport matched it. (An unknown HTTP session never gets here:
+/// route_post() refuses it, http_routing.hpp.)
 struct session_view {
     /// The negotiated version of the legacy session (stdio: of the connection), once `initialize` was
     /// answered.
     std::optional<version> legacy;
-    /// HTTP: the request named an `Mcp-Session-Id` the server does not know (never minted, ended or expired).
-    bool unknown_session = false;
 };
 
 struct http_header {

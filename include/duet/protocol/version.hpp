@@ -100,6 +100,19 @@ inline constexpr version latest_modern_version = modern_versions.front();
     return era_of(v) == era::modern;
 }
 
+/// Whether a session of version `v` may send JSON-RPC batches: 2025-03-26 added them and 2025-06-18 removed
+/// them again.
+[[nodiscard]] constexpr bool batches_allowed(version v) noexcept {
+    return v == version::v2025_03_26;
+}
+
+/// Whether a session of version `v` polls its SSE streams (SEP-1699, 2025-11-25): each stream opens with a
+/// priming event (an id, empty data) and the server may end a POST's stream early for the client to resume.
+/// Older clients choke on the empty data.
+[[nodiscard]] constexpr bool sse_polling(version v) noexcept {
+    return v >= version::v2025_11_25;
+}
+
 /// The versions as JSON strings, newest first.
 [[nodiscard]] boost::json::array to_json(std::span<version const> versions);
 

@@ -49,7 +49,6 @@ param_header_lookup const bindings_of = [](std::string_view tool) -> std::span<p
 constexpr refused mismatch_400{errc::header_mismatch, 400};
 constexpr refused invalid_params_400{errc::invalid_params, 400};
 constexpr refused invalid_request_400{errc::invalid_request, 400};
-constexpr refused unknown_session_404{errc::invalid_request, 404};
 
 // ---- one POST: body, headers, session ---------------------------------------------------------------------
 
@@ -60,7 +59,6 @@ struct post_row {
     std::vector<http_header> headers;
     outcome expected;
     std::optional<version> session = std::nullopt;
-    bool unknown_session = false;
 };
 
 void PrintTo(post_row const& row, std::ostream* os) {
@@ -70,10 +68,9 @@ void PrintTo(post_row const& row, std::ostream* os) {
 }
 
 admit_result admit_post(duet::jsonrpc::request const& req, http_facts const& http,
-                        std::optional<version> session = std::nullopt, bool unknown_session = false) {
+                        std::optional<version> session = std::nullopt) {
     admission_context ctx;
     ctx.session.legacy = session;
-    ctx.session.unknown_session = unknown_session;
     ctx.capabilities = &full_server();
     ctx.http = &http;
     ctx.param_headers = &bindings_of;
@@ -85,9 +82,7 @@ class HttpPost : public ::testing::TestWithParam<post_row> {};
 TEST_P(HttpPost, IsAdmittedAsPolicySays) {
     auto const& row = GetParam();
     http_facts const http{row.headers};
-    EXPECT_TRUE(
-        matches(admit_post(make_request(row.method, row.params), http, row.session, row.unknown_session),
-                row.expected));
+    EXPECT_TRUE(matches(admit_post(make_request(row.method, row.params), http, row.session), row.expected));
 }
 
 http_header pv(std::string value) {
@@ -310,44 +305,8 @@ std::vector<post_row> const post_rows{
      {pv("2026-07-28"), mm("tools/list")},
      modern_serve,
      v2025_11},
-    // ERA-POLICY "HTTP routing": an unknown session id gets 404 (the client re-initializes) ...
-    {"UnknownSessionIsNotFound",
-     "tools/list",
-     "{}",
-     {pv("2025-11-25")},
-     unknown_session_404,
-     std::nullopt,
-     true},
-    {"UnknownSessionPingIsNotFound", "ping", "{}", {}, unknown_session_404, std::nullopt, true},
-    {"UnknownSessionInitializeOpensNewSession",
-     "initialize",
-     R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}})",
-     {},
-     handshake(v2025_11),
-     std::nullopt,
-     true},
-    // ... but a stale session id on a modern request is ignored (ERA-POLICY "Consequences").
-    {"StaleSessionOnModernRequestIsIgnored",
-     "tools/list",
-     "{@M}",
-     {pv("2026-07-28"), mm("tools/list")},
-     modern_serve,
-     std::nullopt,
-     true},
-    {"StaleSessionOnUnsupportedModernRequestIsNotNotFound",
-     "tools/list",
-     R"({"_meta":{@P:"2027-01-01",@C:{}}})",
-     {pv("2027-01-01"), mm("tools/list")},
-     unsupported_400,
-     std::nullopt,
-     true},
-    {"StaleSessionOnMismatchedModernRequestIsHeaderMismatch",
-     "tools/list",
-     "{@M}",
-     {mm("tools/list")},
-     mismatch_400,
-     std::nullopt,
-     true},
+    // An unknown or stale session id never reaches admission: route_post() decides it
+    // (http_routing_test.cpp).
 };
 
 INSTANTIATE_TEST_SUITE_P(AdmissionHttp, HttpPost, ::testing::ValuesIn(post_rows),
@@ -462,19 +421,18 @@ TEST(AdmissionHttp, CounterOfferedSessionIsServedAtNegotiatedVersionDespiteModer
     EXPECT_FALSE(served->envelope.has_value()); // legacy: no resultType will be stamped
 }
 
-// ERA-POLICY "Consequences": a stale Mcp-Session-Id on a modern request changes nothing about its admission.
-TEST(AdmissionHttp, StaleSessionGivesTheSameModernAnswerAsNoSession) {
+// ERA-POLICY "Consequences": the session a modern request arrives in changes nothing about its admission. (A
+// stale Mcp-Session-Id never reaches admission: route_post() makes the request modern,
+// http_routing_test.cpp.)
+TEST(AdmissionHttp, SessionGivesTheSameModernAnswerAsNoSession) {
     http_facts const http{{pv("2026-07-28"), mm("tools/call"), mn("echo")}};
     auto const req = make_request("tools/call", R"({@M,"name":"echo"})");
     auto const fresh = admit_post(req, http);
-    auto const stale = admit_post(req, http, std::nullopt, true);
-    auto const in_session = admit_post(req, http, v2025_06, true);
+    auto const in_session = admit_post(req, http, v2025_06);
     ASSERT_TRUE(matches(fresh, modern_serve));
-    for (auto const* other : {&stale, &in_session}) {
-        ASSERT_TRUE(matches(*other, modern_serve));
-        EXPECT_EQ((*other)->method, fresh->method);
-        EXPECT_EQ((*other)->envelope.has_value(), fresh->envelope.has_value());
-    }
+    ASSERT_TRUE(matches(in_session, modern_serve));
+    EXPECT_EQ(in_session->method, fresh->method);
+    EXPECT_EQ(in_session->envelope.has_value(), fresh->envelope.has_value());
 }
 
 // -32020 says which header failed.

@@ -156,4 +156,30 @@ TEST(Version, AdvertisedModernVersionsEqualUnsupportedVersionSupportedList) {
     EXPECT_EQ(error.data.as_object().at("supported"), boost::json::value(advertised_modern_versions()));
 }
 
+// ---- what a version allows
+// ---------------------------------------------------------------------------------
+
+// DIGEST §0: JSON-RPC batches came with 2025-03-26 and went with 2025-06-18; SEP-1699's SSE polling came with
+// 2025-11-25. One row per registered version.
+TEST(Version, FeaturesFollowTheVersionThatIntroducedThem) {
+    struct feature_row {
+        version v;
+        bool batches;
+        bool sse_polling;
+    };
+    constexpr feature_row rows[] = {
+        {version::v2024_11_05, false, false}, {version::v2025_03_26, true, false},
+        {version::v2025_06_18, false, false}, {version::v2025_11_25, false, true},
+        {version::v2026_07_28, false, true},
+    };
+    ASSERT_EQ(std::size(rows), version_registry.size());
+    for (std::size_t i = 0; i < std::size(rows); ++i) {
+        SCOPED_TRACE(to_string(rows[i].v));
+        EXPECT_EQ(rows[i].v, version_registry[i].id);
+        EXPECT_EQ(batches_allowed(rows[i].v), rows[i].batches);
+        EXPECT_EQ(sse_polling(rows[i].v), rows[i].sse_polling);
+    }
+    static_assert(batches_allowed(version::v2025_03_26) && !sse_polling(version::v2025_06_18));
+}
+
 } // namespace
