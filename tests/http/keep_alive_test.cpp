@@ -1,8 +1,8 @@
 // Requests one after another on one kept-alive connection get the answers they get each on a connection of
-// its own. The modern requests of one socket share one server::connection (server.cpp, modern_slot), which
-// must carry nothing from one request to the next: an id used again, a handler that waits, a refusal, and a
-// legacy session's and a sessionless request in between change no answer, and no modern answer names a
-// session (ERA-POLICY).
+// its own. The modern requests of one socket share one server::connection (modern_responses.hpp,
+// modern_slot), which must carry nothing from one request to the next: an id used again, a handler that
+// waits, a refusal, and a legacy session's and a sessionless request in between change no answer, and no
+// modern answer names a session (ERA-POLICY).
 #include "http/mcp_http.hpp"
 #include "http/raw_socket.hpp"
 #include "http/servers.hpp"

@@ -1,0 +1,28 @@
+// What the server reads of a request's head: a header by name, whether Accept lists a type, and the headers
+// admission checks (protocol::http_facts). Fields are found by walking the request's few fields in order
+// (request.hpp keeps no lookup structure, which would cost more than the walk). Pure.
+#pragma once
+
+#include <duet/protocol/admission.hpp>
+
+#include "request.hpp"
+
+#include <boost/beast/http/field.hpp>
+
+#include <optional>
+#include <string_view>
+
+namespace duet::transport::http {
+
+/// The first field with this known name.
+[[nodiscard]] std::optional<std::string_view> header(request const& req, boost::beast::http::field name);
+/// The first field with this name, ignoring case (for names Beast does not know).
+[[nodiscard]] std::optional<std::string_view> header(request const& req, std::string_view name);
+
+/// Whether the Accept header lists `type` (or */*).
+[[nodiscard]] bool accepts(request const& req, std::string_view type);
+
+/// The request's MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers, for admission.
+[[nodiscard]] protocol::http_facts facts_of(request const& req);
+
+} // namespace duet::transport::http

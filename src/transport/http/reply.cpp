@@ -1,0 +1,65 @@
+#include "reply.hpp"
+
+#include <duet/jsonrpc/codec.hpp>
+
+#include "response_head.hpp"
+#include "support/send_now.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+
+namespace duet::transport::http {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+
+std::string error_body(std::optional<jsonrpc::request_id> id, protocol::error_object e) {
+    return jsonrpc::serialize(jsonrpc::error_response{std::move(id), std::move(e)});
+}
+
+reply invalid_request_reply(bhttp::status status, std::string message) {
+    return reply{status, error_body(std::nullopt, protocol::invalid_request(std::move(message)))};
+}
+
+reply rejection_reply(protocol::rejection r, std::optional<jsonrpc::request_id> id) {
+    return reply{static_cast<bhttp::status>(r.http_status), error_body(std::move(id), std::move(r.error))};
+}
+
+reply answer_reply(std::optional<jsonrpc::message> const& message, unsigned http_status) {
+    if (!message)
+        return reply{bhttp::status::accepted, {}};
+    return reply{static_cast<bhttp::status>(http_status), jsonrpc::serialize(*message)};
+}
+
+asio::awaitable<void> reply_writer::write(bounded_socket& stream, request const& req, reply& r,
+                                          bool keep_alive) const {
+    std::string head;
+    head.reserve(128);
+    append_response_head(head, {.version = req.version(),
+                                .status = static_cast<unsigned>(r.status),
+                                .content_type = r.content_type,
+                                .fields = r.headers,
+                                .body_size = r.body.size(),
+                                .keep_alive = keep_alive});
+    std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
+    auto const rest = support::send_now(stream.socket().native_handle(), buffers);
+    if (asio::buffer_size(rest) == 0)
+        co_return;
+    stream.bound(write_timeout_);
+    // Deferred: the write starts from this frame instead of a coroutine of its own (bench/findings.md, HTTP
+    // per-request cost, session 9).
+    co_await asio::async_write(stream, rest, asio::as_tuple(asio::deferred));
+    stream.unbound();
+}
+
+asio::awaitable<bool> reply_writer::send(bounded_socket& stream, request const& req, reply r,
+                                         bool keep_alive) const {
+    co_await write(stream, req, r, keep_alive);
+    co_return true;
+}
+
+} // namespace duet::transport::http

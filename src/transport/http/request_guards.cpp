@@ -1,0 +1,69 @@
+#include "request_guards.hpp"
+
+#include "head_fields.hpp"
+#include "origin.hpp"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/verb.hpp>
+
+namespace duet::transport::http {
+
+namespace bhttp = boost::beast::http;
+
+request_guards::request_guards(std::vector<http_route> const& routes, http_options const& options)
+    : routes_(routes), options_(options),
+      expected_authorization_(options.bearer_token ? "Bearer " + *options.bearer_token : std::string()) {}
+
+std::variant<http_route const*, reply> request_guards::check(request const& req) const {
+    auto const target = req.target();
+    auto const path = target.substr(0, target.find('?'));
+    http_route const* route = nullptr;
+    for (auto const& r : routes_)
+        if (r.path == path) {
+            route = &r;
+            break;
+        }
+    if (!route)
+        return unknown_path(path);
+    if (!origin_allowed(header(req, bhttp::field::origin), options_.allowed_origins) ||
+        !host_allowed(header(req, bhttp::field::host), loopback_, options_.allowed_hosts))
+        return invalid_request_reply(bhttp::status::forbidden, "Invalid Request: origin or host not allowed");
+    if (options_.bearer_token) {
+        auto const auth = header(req, bhttp::field::authorization);
+        if (!auth || *auth != expected_authorization_) {
+            reply r = invalid_request_reply(bhttp::status::unauthorized,
+                                            "Invalid Request: a valid bearer token is required");
+            r.headers.emplace_back("WWW-Authenticate",
+                                   auth ? "Bearer error=\"invalid_token\"" : "Bearer realm=\"duet\"");
+            return r;
+        }
+    }
+    switch (req.method()) {
+    case bhttp::verb::post:
+        if (!accepts(req, "application/json") || !accepts(req, "text/event-stream"))
+            return invalid_request_reply(
+                bhttp::status::not_acceptable,
+                "Invalid Request: Accept must list application/json and text/event-stream");
+        return route;
+    case bhttp::verb::get:
+    case bhttp::verb::delete_:
+        return route;
+    default: {
+        reply r{bhttp::status::method_not_allowed, {}};
+        r.headers.emplace_back("Allow", "GET, POST, DELETE");
+        return r;
+    }
+    }
+}
+
+// 404 for a path no server is at, naming those that are.
+reply request_guards::unknown_path(std::string_view path) const {
+    std::string served;
+    for (auto const& r : routes_)
+        served += (served.empty() ? "" : ", ") + r.path;
+    return invalid_request_reply(bhttp::status::not_found, "Invalid Request: no MCP endpoint at " +
+                                                               std::string(path) +
+                                                               "; served here: " + served);
+}
+
+} // namespace duet::transport::http

@@ -1,0 +1,135 @@
+#include "request_router.hpp"
+
+#include <duet/jsonrpc/codec.hpp>
+#include <duet/protocol/envelope.hpp>
+#include <duet/protocol/http_routing.hpp>
+#include <duet/server/frame_storage.hpp>
+
+#include "head_fields.hpp"
+#include "reply.hpp"
+
+#include <boost/beast/http/verb.hpp>
+
+#include <variant>
+
+namespace duet::transport::http {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+
+asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& req, bool keep_alive,
+                                             modern_slot& slot) {
+    auto verdict = guards_.check(req);
+    if (auto* refusal = std::get_if<reply>(&verdict))
+        return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
+    auto& srv = *std::get<http_route const*>(verdict)->srv;
+    if (req.method() == bhttp::verb::post)
+        return post(stream, req, keep_alive, srv, slot);
+    return session_request(stream, req, keep_alive, srv);
+}
+
+asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req, bool keep_alive,
+                                           server::server& srv, modern_slot& slot) {
+    // The body is parsed here, once, into the server's pool for parsed frames; what follows moves the parsed
+    // messages along.
+    auto frame =
+        jsonrpc::parse_frame(req.body(), {.max_bytes = ctx_.options.max_body_bytes}, server::frame_storage());
+    auto found = sessions_.find(req, srv);
+    if (frame.is_batch()) {
+        auto batch = std::get<jsonrpc::batch>(std::move(frame.content));
+        return post_batch(stream, req, keep_alive, std::move(batch), std::move(found));
+    }
+    auto& one = std::get<jsonrpc::parsed>(frame.content);
+    if (!one) {
+        reply r{bhttp::status::bad_request, {}};
+        if (one.error().reply)
+            r.body = jsonrpc::serialize(*one.error().reply);
+        return ctx_.replies.send(stream, req, std::move(r), keep_alive);
+    }
+    auto& msg = *one;
+    if (auto* r = std::get_if<jsonrpc::request>(&msg))
+        return post_request(stream, req, keep_alive, std::move(*r), std::move(found), srv, slot);
+
+    // Notifications and responses (to the server's requests) are accepted with 202 and never answered.
+    switch (protocol::route_post_message(found.lookup)) {
+    case protocol::message_route::to_session:
+        found.session->touch();
+        found.session->conn->receive(std::move(msg));
+        break;
+    case protocol::message_route::unknown_session: {
+        reply answer = rejection_reply(protocol::unknown_session_rejection());
+        return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+    }
+    case protocol::message_route::accept:
+        break;
+    }
+    reply answer = reply{bhttp::status::accepted, {}};
+    return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+}
+
+asio::awaitable<bool> request_router::post_request(bounded_socket& stream, request& req, bool keep_alive,
+                                                   jsonrpc::request r, session_streams::found found,
+                                                   server::server& srv, modern_slot& slot) {
+    auto facts = facts_of(req);
+    auto const claim = protocol::read_version_claim(r.params).what;
+    switch (protocol::route_post(claim, r.method, found.lookup, srv.options().eras)) {
+    case protocol::post_route::modern:
+        return modern_.serve(stream, req, keep_alive, slot, std::move(r), std::move(facts), srv);
+    case protocol::post_route::modern_listen:
+        return modern_.serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+    case protocol::post_route::open_session:
+        return sessions_.open(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+    case protocol::post_route::in_session:
+        return sessions_.serve(stream, req, keep_alive, std::move(found.session), std::move(r),
+                               std::move(facts));
+    case protocol::post_route::sessionless:
+        return modern_.serve_sessionless(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+    case protocol::post_route::unknown_session:
+        break;
+    }
+    reply answer = rejection_reply(protocol::unknown_session_rejection(), r.id);
+    return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+}
+
+asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request& req, bool keep_alive,
+                                                 jsonrpc::batch b, session_streams::found found) {
+    auto const negotiated = found.session ? found.session->conn->legacy_version() : std::nullopt;
+    switch (protocol::route_batch(found.lookup, negotiated)) {
+    case protocol::batch_route::in_session:
+        return sessions_.serve_batch(stream, req, keep_alive, std::move(b), std::move(found.session));
+    case protocol::batch_route::unknown_session: {
+        reply answer = rejection_reply(protocol::unknown_session_rejection());
+        return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+    }
+    case protocol::batch_route::not_allowed:
+        break;
+    }
+    reply answer = reply{bhttp::status::bad_request, error_body(std::nullopt, protocol::batch_not_allowed())};
+    return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+}
+
+// GET and DELETE belong to a live legacy session.
+asio::awaitable<bool> request_router::session_request(bounded_socket& stream, request& req, bool keep_alive,
+                                                      server::server const& srv) {
+    auto found = sessions_.find(req, srv);
+    switch (protocol::route_session_request(found.lookup)) {
+    case protocol::session_request_route::in_session:
+        if (req.method() == bhttp::verb::get)
+            return sessions_.stream_to(stream, req, keep_alive, std::move(found.session));
+        return sessions_.end(stream, req, keep_alive, std::move(found.session));
+    case protocol::session_request_route::unknown_session: {
+        reply answer = rejection_reply(protocol::unknown_session_rejection());
+        return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+    }
+    case protocol::session_request_route::no_session:
+        break;
+    }
+    reply answer =
+        invalid_request_reply(bhttp::status::method_not_allowed,
+                              "Invalid Request: GET and DELETE need a legacy session (Mcp-Session-Id)");
+    // Without a session only POST is served here (RFC 9110: Allow lists what the resource supports now).
+    answer.headers.emplace_back("Allow", "POST");
+    return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+}
+
+} // namespace duet::transport::http

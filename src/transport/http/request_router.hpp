@@ -1,0 +1,48 @@
+// One request, from its head to the coroutine that answers it: the guards (request_guards.hpp), then the
+// route protocol decides from the body and the session named (protocol/http_routing.hpp), carried out by
+// modern_responder or session_streams. Routing is plain functions returning that coroutine: a request makes
+// one frame for its last step and none for the routing (bench/findings.md, "HTTP response head and session
+// requests", item 2).
+#pragma once
+
+#include <duet/jsonrpc/message.hpp>
+
+#include "bounded_socket.hpp"
+#include "modern_responses.hpp"
+#include "request.hpp"
+#include "request_guards.hpp"
+#include "server_context.hpp"
+#include "session_streams.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace duet::transport::http {
+
+class request_router {
+public:
+    request_router(server_context& ctx, request_guards const& guards)
+        : ctx_(ctx), guards_(guards), modern_(ctx), sessions_(ctx) {}
+
+    /// Returns (the coroutine that says) whether the connection may carry another request. `slot` is the
+    /// socket's modern connection.
+    boost::asio::awaitable<bool> handle(bounded_socket& stream, request& req, bool keep_alive,
+                                        modern_slot& slot);
+
+private:
+    boost::asio::awaitable<bool> post(bounded_socket& stream, request& req, bool keep_alive,
+                                      server::server& srv, modern_slot& slot);
+    boost::asio::awaitable<bool> post_request(bounded_socket& stream, request& req, bool keep_alive,
+                                              jsonrpc::request r, session_streams::found found,
+                                              server::server& srv, modern_slot& slot);
+    boost::asio::awaitable<bool> post_batch(bounded_socket& stream, request& req, bool keep_alive,
+                                            jsonrpc::batch b, session_streams::found found);
+    boost::asio::awaitable<bool> session_request(bounded_socket& stream, request& req, bool keep_alive,
+                                                 server::server const& srv);
+
+    server_context& ctx_;
+    request_guards const& guards_;
+    modern_responder modern_;
+    session_streams sessions_;
+};
+
+} // namespace duet::transport::http

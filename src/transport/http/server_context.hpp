@@ -1,0 +1,39 @@
+// What the parts of an http_server share (its lifecycle, the routing, modern responses, session streams),
+// owned by http_server::impl and outliving every request.
+#pragma once
+
+#include <duet/transport/http_server.hpp>
+
+#include "drain_registry.hpp"
+#include "reply.hpp"
+#include "session_store.hpp"
+#include "sse_framing.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <chrono>
+
+namespace duet::transport::http {
+
+/// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
+inline constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
+
+struct server_context {
+    server_context(http_options o, boost::asio::io_context& io_context)
+        : options(std::move(o)), io(io_context), sessions(options.max_sessions),
+          replies(options.read_timeout), sse(options.read_timeout, options.sse_retry) {}
+
+    http_options const options;
+    boost::asio::io_context& io;
+    /// One thread runs `io` (set by run() before anything is accepted): no strands, which would only add a
+    /// lock and a hand-off to every completion.
+    bool serial = false;
+    std::atomic<bool> draining{false};
+    session_store sessions;
+    drain_registry registry;
+    reply_writer replies;
+    sse_writer sse;
+};
+
+} // namespace duet::transport::http

@@ -1,0 +1,244 @@
+#include <duet/jsonrpc/codec.hpp>
+#include <duet/protocol/errors.hpp>
+
+#include "head_fields.hpp"
+#include "reply.hpp"
+#include "session_streams.hpp"
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace duet::transport::http {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+constexpr std::string_view session_header = "Mcp-Session-Id";
+
+bool polls(legacy_session const& session) {
+    auto const negotiated = session.conn->legacy_version();
+    return negotiated && protocol::sse_polling(*negotiated);
+}
+
+} // namespace
+
+// Where a session request's messages go. Until the response knows whether it streams, what the handler writes
+// (and its answer, when it comes after the first look) is kept here; once the request has a resumable stream,
+// everything goes to the stream, the answer last. Written on the session's strand and read on the socket's,
+// hence the mutex.
+struct session_streams::session_sink {
+    std::mutex mutex;
+    std::vector<std::string> early;
+    bool close_requested = false;
+    std::optional<server::connection::handled> answer; ///< came before the stream was opened
+    std::shared_ptr<event_stream> es;
+    unsigned http_status = 200;
+
+    void write(std::string line) {
+        std::lock_guard lock(mutex);
+        if (es)
+            es->publish(std::move(line));
+        else
+            early.push_back(std::move(line));
+    }
+    void request_close() {
+        std::lock_guard lock(mutex);
+        if (es)
+            es->request_close();
+        else
+            close_requested = true;
+    }
+    void settle(server::connection::handled h) {
+        std::lock_guard lock(mutex);
+        if (es)
+            complete(std::move(h));
+        else
+            answer = std::move(h);
+    }
+    // The stream takes over: what came so far, in order. `mutex` held.
+    void open(std::shared_ptr<event_stream> stream) {
+        es = std::move(stream);
+        for (auto& line : early)
+            es->publish(std::move(line));
+        early.clear();
+        if (close_requested)
+            es->request_close();
+        if (answer)
+            complete(std::move(*answer));
+    }
+    // The status first: the reader that sees the stream complete reads it. `mutex` held.
+    void complete(server::connection::handled h) {
+        http_status = h.http_status;
+        std::optional<std::string> last;
+        if (h.reply)
+            last = jsonrpc::serialize(*h.reply);
+        es->complete(std::move(last));
+    }
+};
+
+asio::awaitable<bool> session_streams::open(bounded_socket& stream, request const& req, bool keep_alive,
+                                            jsonrpc::request r, protocol::http_facts facts,
+                                            server::server& srv) {
+    auto s = ctx_.sessions.create(ctx_.options.replay_events, ctx_.options.resumable_streams);
+    if (!s) {
+        reply answer = reply{bhttp::status::service_unavailable,
+                             error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                                   "Too many sessions; retry later"))};
+        co_await ctx_.replies.write(stream, req, answer, keep_alive);
+        co_return true;
+    }
+    std::weak_ptr<legacy_session> weak = s;
+    s->owner = &srv;
+    // A strand of its own on the io_context, not one nested in this socket's: the session outlives this
+    // socket, and its requests come on others.
+    s->conn = server::connection::create(
+        srv, ctx_.io.get_executor(),
+        [weak](std::string line) {
+            if (auto live = weak.lock())
+                live->publish(std::move(line));
+        },
+        server::connection_options{.executor_is_serial = ctx_.serial});
+    server::connection::writer to_session;
+    auto h = co_await s->conn->async_handle(std::move(r), &facts, std::move(to_session));
+    bool const opened = h.reply && std::holds_alternative<jsonrpc::response>(*h.reply);
+    reply out{static_cast<bhttp::status>(h.http_status), h.reply ? jsonrpc::serialize(*h.reply) : ""};
+    if (opened)
+        out.headers.emplace_back(std::string(session_header), s->id());
+    else
+        ctx_.sessions.remove(s->id());
+    co_await ctx_.replies.write(stream, req, out, keep_alive);
+    co_return true;
+}
+
+// The client resumes a stream with GET and Last-Event-ID when it breaks or when the handler ends it early
+// (request_context::close_sse_stream, 2025-11-25). A disconnect does not cancel a legacy request (the client
+// sends notifications/cancelled): its messages wait in the stream. Most answers are ready at once
+// (connection::handle_now serves the request on this thread when the session's strand is free): those need
+// neither a stream nor a watch on the peer, nor a coroutine of their own; anything else goes on in follow().
+asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request const& req, bool keep_alive,
+                                             std::shared_ptr<legacy_session> session, jsonrpc::request r,
+                                             protocol::http_facts facts) {
+    session->touch();
+    bool const polling = polls(*session);
+    auto sink = std::make_shared<session_sink>();
+    server::connection::writer to_sink = [sink](std::string line) {
+        sink->write(std::move(line));
+    };
+    std::function<void()> end_stream;
+    if (polling)
+        end_stream = [weak = std::weak_ptr<session_sink>(sink)] {
+            if (auto live = weak.lock())
+                live->request_close();
+        };
+    auto settle = [sink](server::connection::handled h) {
+        sink->settle(std::move(h));
+    };
+    auto now = session->conn->handle_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
+                                         std::move(end_stream));
+    {
+        std::lock_guard lock(sink->mutex);
+        if (now && sink->early.empty() && !sink->close_requested) {
+            // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
+            reply out = answer_reply(now->reply, now->http_status);
+            return ctx_.replies.send(stream, req, std::move(out), keep_alive);
+        }
+        // Not (only) an answer: the request gets its resumable stream, which takes over what came.
+        if (now)
+            sink->answer = std::move(now);
+    }
+    return follow(stream, req, keep_alive, std::move(session), std::move(sink), polling);
+}
+
+// The rest of serve() for a request that streams or has not answered yet: the response waits to see which it
+// is.
+asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request const& req, bool keep_alive,
+                                              std::shared_ptr<legacy_session> session,
+                                              std::shared_ptr<session_sink> sink, bool polling) {
+    auto es = session->open_stream();
+    auto wake = std::make_shared<stream_queue>(stream.get_executor());
+    auto const token = es->attach([wake] { wake->interrupt(); }, false);
+    {
+        std::lock_guard lock(sink->mutex);
+        sink->open(es);
+    }
+    peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+
+    bool close_now = false;
+    std::string ignored;
+    for (;;) {
+        if (watch.gone()) {
+            es->detach(token);
+            co_return false;
+        }
+        close_now = es->take_close_request();
+        bool const complete = es->is_complete();
+        auto const published = es->last_seq();
+        if (complete && !close_now && published <= 1) {
+            // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled). The stream
+            // is done with, so the answer moves out of it.
+            es->detach(token);
+            session->forget_stream(es->number());
+            auto events = es->take_events();
+            unsigned status = 200;
+            {
+                std::lock_guard status_lock(sink->mutex);
+                status = sink->http_status;
+            }
+            reply out{events.empty() ? bhttp::status::accepted : static_cast<bhttp::status>(status),
+                      events.empty() ? std::string() : std::move(events.front().data)};
+            co_await ctx_.replies.write(stream, req, out, keep_alive);
+            co_return true;
+        }
+        if (close_now || published > 0 || !es->attached(token))
+            break;
+        co_await wake->pop(ignored, unbounded_wait);
+    }
+
+    if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
+        !co_await ctx_.sse.opening(stream, *es, 0, polling)) {
+        es->detach(token);
+        co_return false;
+    }
+    if (close_now) {
+        // Before anything but the priming event: the client resumes from it.
+        co_return co_await finish_relay(stream, *session, *es, token, relay_end::closed);
+    }
+    auto const end = co_await relay(stream, *es, token, 0, *wake, watch, *session);
+    co_return co_await finish_relay(stream, *session, *es, token, end);
+}
+
+asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, request const& req,
+                                                   bool keep_alive, jsonrpc::batch b,
+                                                   std::shared_ptr<legacy_session> session) {
+    session->touch();
+    auto const facts = facts_of(req);
+    std::vector<jsonrpc::message> replies;
+    for (auto& element : b.elements) {
+        if (!element) {
+            if (element.error().reply)
+                replies.push_back(*element.error().reply);
+            continue;
+        }
+        if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
+            server::connection::writer to_session; // none: the session's own stream
+            auto h = co_await session->conn->async_handle(std::move(*r), &facts, std::move(to_session));
+            if (h.reply)
+                replies.push_back(std::move(*h.reply));
+        } else {
+            session->conn->receive(std::move(*element));
+        }
+    }
+    reply r{replies.empty() ? bhttp::status::accepted : bhttp::status::ok, {}};
+    if (!replies.empty())
+        r.body = jsonrpc::serialize(replies);
+    co_await ctx_.replies.write(stream, req, r, keep_alive);
+    co_return true;
+}
+
+} // namespace duet::transport::http

@@ -1,0 +1,132 @@
+#include "session_streams.hpp"
+
+#include "head_fields.hpp"
+#include "reply.hpp"
+
+#include <boost/asio/this_coro.hpp>
+
+#include <string>
+
+namespace duet::transport::http {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+
+namespace {
+constexpr std::string_view session_header = "Mcp-Session-Id";
+}
+
+session_streams::found session_streams::find(request const& req, server::server const& srv) const {
+    auto const id = header(req, session_header);
+    if (!id)
+        return {};
+    auto s = ctx_.sessions.find(std::string(*id));
+    // A session of another endpoint is unknown here. Not touched: only legacy traffic keeps a session alive;
+    // a modern request never reads or changes one (ERA-POLICY), whatever stale id it carries.
+    if (!s || s->owner != &srv || s->ended())
+        return {nullptr, protocol::session_lookup::unknown};
+    return {std::move(s), protocol::session_lookup::live};
+}
+
+asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request const& req, bool keep_alive,
+                                                 std::shared_ptr<legacy_session> session) {
+    session->touch();
+    if (!accepts(req, "text/event-stream")) {
+        reply answer = invalid_request_reply(bhttp::status::not_acceptable,
+                                             "Invalid Request: Accept must list text/event-stream");
+        co_await ctx_.replies.write(stream, req, answer, keep_alive);
+        co_return true;
+    }
+    std::shared_ptr<event_stream> es;
+    std::uint64_t after = 0;
+    auto const resume = header(req, "Last-Event-ID");
+    if (resume) {
+        auto const position = parse_event_id(*resume);
+        if (position)
+            es = session->find_stream(position->stream);
+        if (!es || position->seq > es->last_seq()) {
+            reply answer = invalid_request_reply(
+                bhttp::status::bad_request,
+                "Invalid Request: Last-Event-ID names no stream of this session that can be resumed");
+            co_await ctx_.replies.write(stream, req, answer, keep_alive);
+            co_return true;
+        }
+        after = position->seq;
+    } else {
+        es = session->standalone();
+        after = es->last_seq(); // only what comes from now on; replay is for Last-Event-ID
+    }
+    auto const ex = co_await asio::this_coro::executor;
+    auto wake = std::make_shared<stream_queue>(ex);
+    auto const token = es->attach([wake] { wake->interrupt(); }, resume.has_value());
+    if (token == 0) {
+        reply answer = invalid_request_reply(bhttp::status::conflict,
+                                             "Invalid Request: this session already has a stream open");
+        co_await ctx_.replies.write(stream, req, answer, keep_alive);
+        co_return true;
+    }
+    auto const negotiated = session->conn->legacy_version();
+    bool const polling = negotiated && protocol::sse_polling(*negotiated);
+    if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
+        !co_await ctx_.sse.opening(stream, *es, after, polling)) {
+        es->detach(token);
+        co_return false;
+    }
+    peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+    auto const end = co_await relay(stream, *es, token, after, *wake, watch, *session);
+    co_return co_await finish_relay(stream, *session, *es, token, end);
+}
+
+asio::awaitable<bool> session_streams::end(bounded_socket& stream, request const& req, bool keep_alive,
+                                           std::shared_ptr<legacy_session> session) {
+    ctx_.sessions.remove(session->id());
+    session->end();
+    session->conn->finish([] {});
+    reply answer = reply{bhttp::status::ok, {}};
+    co_await ctx_.replies.write(stream, req, answer, keep_alive);
+    co_return true;
+}
+
+// Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while idle,
+// until one of relay_end happens. The session's reader must be attached as `token`.
+asio::awaitable<session_streams::relay_end>
+session_streams::relay(bounded_socket& stream, event_stream& es, std::uint64_t token, std::uint64_t after,
+                       stream_queue& wake, peer_watch const& watch, legacy_session const& session) {
+    bool const standalone = es.number() == 0;
+    std::string ignored;
+    for (;;) {
+        if (watch.gone())
+            co_return relay_end::peer_gone;
+        if (!standalone && es.take_close_request())
+            co_return relay_end::closed;
+        for (auto const& e : es.events_after(after)) {
+            auto const id = format_event_id(es.number(), e.seq);
+            if (!co_await ctx_.sse.event(stream, id, e.data))
+                co_return relay_end::peer_gone;
+            after = e.seq;
+        }
+        if (es.is_complete() && after >= es.last_seq())
+            co_return relay_end::complete;
+        if (!es.attached(token))
+            co_return relay_end::superseded;
+        if (standalone && (session.ended() || ctx_.draining))
+            co_return relay_end::over;
+        auto const got = co_await wake.pop(ignored, ctx_.options.keepalive);
+        if (got == stream_queue::outcome::idle && !co_await ctx_.sse.keepalive(stream))
+            co_return relay_end::peer_gone;
+    }
+}
+
+// Ends a relayed stream's response: properly unless the peer is gone; a POST stream whose every event reached
+// the client is forgotten (nothing is left to resume). Returns whether the connection goes on.
+asio::awaitable<bool> session_streams::finish_relay(bounded_socket& stream, legacy_session& session,
+                                                    event_stream& es, std::uint64_t token, relay_end end) {
+    es.detach(token);
+    if (end == relay_end::complete && es.number() != 0)
+        session.forget_stream(es.number());
+    if (end == relay_end::peer_gone)
+        co_return false;
+    co_return co_await ctx_.sse.end(stream);
+}
+
+} // namespace duet::transport::http
