@@ -78,7 +78,7 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
     case protocol::post_route::modern_listen:
         return modern_.serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
     case protocol::post_route::open_session:
-        return sessions_.open(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+        return sessions_.open_session(stream, req, keep_alive, std::move(r), std::move(facts), srv);
     case protocol::post_route::in_session:
         return sessions_.serve(stream, req, keep_alive, std::move(found.session), std::move(r),
                                std::move(facts));
@@ -116,7 +116,7 @@ asio::awaitable<bool> request_router::session_request(bounded_socket& stream, re
     case protocol::session_request_route::in_session:
         if (req.method() == bhttp::verb::get)
             return sessions_.stream_to(stream, req, keep_alive, std::move(found.session));
-        return sessions_.end(stream, req, keep_alive, std::move(found.session));
+        return sessions_.end_session(stream, req, keep_alive, std::move(found.session));
     case protocol::session_request_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());
         return ctx_.replies.send(stream, req, std::move(answer), keep_alive);

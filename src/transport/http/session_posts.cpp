@@ -82,9 +82,9 @@ struct session_streams::session_sink {
     }
 };
 
-asio::awaitable<bool> session_streams::open(bounded_socket& stream, request const& req, bool keep_alive,
-                                            jsonrpc::request r, protocol::http_facts facts,
-                                            server::server& srv) {
+asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, request const& req,
+                                                    bool keep_alive, jsonrpc::request r,
+                                                    protocol::http_facts facts, server::server& srv) {
     auto s = ctx_.sessions.create(ctx_.options.replay_events, ctx_.options.resumable_streams);
     if (!s) {
         reply answer = reply{bhttp::status::service_unavailable,

@@ -77,8 +77,8 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
     co_return co_await finish_relay(stream, *session, *es, token, end);
 }
 
-asio::awaitable<bool> session_streams::end(bounded_socket& stream, request const& req, bool keep_alive,
-                                           std::shared_ptr<legacy_session> session) {
+asio::awaitable<bool> session_streams::end_session(bounded_socket& stream, request const& req,
+                                                   bool keep_alive, std::shared_ptr<legacy_session> session) {
     ctx_.sessions.remove(session->id());
     session->end();
     session->conn->finish([] {});

@@ -38,8 +38,9 @@ public:
     // ---- POST (session_posts.cpp)
 
     /// `initialize`: a new session, kept when the handshake succeeds; its id goes out on the response.
-    boost::asio::awaitable<bool> open(bounded_socket& stream, request const& req, bool keep_alive,
-                                      jsonrpc::request r, protocol::http_facts facts, server::server& srv);
+    boost::asio::awaitable<bool> open_session(bounded_socket& stream, request const& req, bool keep_alive,
+                                              jsonrpc::request r, protocol::http_facts facts,
+                                              server::server& srv);
     /// A request of a live session.
     boost::asio::awaitable<bool> serve(bounded_socket& stream, request const& req, bool keep_alive,
                                        std::shared_ptr<legacy_session> session, jsonrpc::request r,
@@ -56,8 +57,8 @@ public:
     boost::asio::awaitable<bool> stream_to(bounded_socket& stream, request const& req, bool keep_alive,
                                            std::shared_ptr<legacy_session> session);
     /// DELETE: ends the session.
-    boost::asio::awaitable<bool> end(bounded_socket& stream, request const& req, bool keep_alive,
-                                     std::shared_ptr<legacy_session> session);
+    boost::asio::awaitable<bool> end_session(bounded_socket& stream, request const& req, bool keep_alive,
+                                             std::shared_ptr<legacy_session> session);
 
 private:
     struct session_sink;
