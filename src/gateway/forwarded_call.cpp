@@ -145,7 +145,7 @@ void forwarded_call::relay(call_step s) {
     wake();
 }
 
-void forwarded_call::finish(server::serve_result outcome) {
+void forwarded_call::finish(server::answer_result outcome) {
     outcome_ = std::move(outcome);
     wake();
 }

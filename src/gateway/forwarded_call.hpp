@@ -49,7 +49,7 @@ struct call_step {
     std::variant<std::monostate, client::progress_event, client::log_event,
                  std::vector<server::input_request>>
         detail;
-    std::optional<server::serve_result> outcome;
+    std::optional<server::answer_result> outcome;
 
     [[nodiscard]] client::progress_event& progress() { return std::get<client::progress_event>(detail); }
     [[nodiscard]] client::log_event& log() { return std::get<client::log_event>(detail); }
@@ -104,7 +104,7 @@ public:
     [[nodiscard]] boost::asio::awaitable<client::input_answer> async_ask(client::input_question q);
     void relay_progress(client::progress_event e);
     void relay_log(client::log_event e);
-    void finish(server::serve_result outcome);
+    void finish(server::answer_result outcome);
 
     // ---- the handler side --------------------------------------------------------------------------------
 
@@ -163,7 +163,7 @@ private:
     std::unique_ptr<boost::asio::steady_timer> settle_;
     std::chrono::steady_clock::time_point settle_armed_for_{};
     std::chrono::steady_clock::time_point last_question_at_;
-    std::optional<server::serve_result> outcome_;
+    std::optional<server::answer_result> outcome_;
     bool outcome_taken_ = false;
     bool abandoned_ = false;
     int asked_ = 0;

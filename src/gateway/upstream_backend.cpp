@@ -73,7 +73,7 @@ client::input_answer to_input_answer(server::peer_result const& r) {
                                 "the downstream client did not answer: " + r.error().to_string());
 }
 
-std::string status_of(server::serve_result const& r) {
+std::string status_of(server::answer_result const& r) {
     if (r)
         return "ok";
     return "error " + std::to_string(r.error().code);
@@ -203,9 +203,9 @@ public:
                 resend.reset();
                 continue;
             }
-            server::serve_result outcome = protocol::internal_error();
+            server::answer_result outcome = protocol::internal_error();
             if (r) {
-                server::served s;
+                server::method_answer s;
                 s.result = std::move(*r);
                 s.hints = take_result_hints(s.result);
                 outcome = std::move(s);
@@ -422,7 +422,7 @@ std::shared_ptr<void> upstream_backend::on_session(protocol::version version,
     return s;
 }
 
-awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_id method,
+awaitable<server::answer_result> upstream_backend::async_answer(protocol::method_id method,
                                                               json::object const& params,
                                                               server::request_context& ctx) {
     auto const started = std::chrono::steady_clock::now();
@@ -455,7 +455,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
         busy.emplace(support::hold_busy_thread());
     auto up = upstream_params(method, params, self->profile_->options.lenient_args);
     if (!up) {
-        server::serve_result refused = up.error();
+        server::answer_result refused = up.error();
         log(status_of(refused));
         co_return refused;
     }
@@ -474,7 +474,7 @@ awaitable<server::serve_result> upstream_backend::async_serve(protocol::method_i
     auto current = co_await self->async_begin(std::move(spec), asio::use_awaitable);
     auto& call = std::get<0>(current);
     auto& step = std::get<1>(current);
-    server::serve_result outcome = protocol::internal_error();
+    server::answer_result outcome = protocol::internal_error();
     std::exception_ptr failure;
     try {
         for (;;) {

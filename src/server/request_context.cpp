@@ -95,7 +95,7 @@ boost::asio::awaitable<peer_result> request_context::async_request_client(std::s
     auto host = state_->host.lock();
     if (!host)
         co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};
-    co_return co_await host->request_client(*state_, std::move(method), std::move(params), timeout);
+    co_return co_await host->async_request_client(*state_, std::move(method), std::move(params), timeout);
 }
 
 } // namespace duet::server

@@ -45,8 +45,8 @@ protocol::error_object missing_field(std::string_view key) {
 }
 
 template<class Map, class ToJson>
-served page_of(Map const& items, std::optional<std::string> const& after, std::size_t page_size,
-               std::string_view key, ToJson to_json) {
+method_answer page_of(Map const& items, std::optional<std::string> const& after, std::size_t page_size,
+                      std::string_view key, ToJson to_json) {
     boost::json::array out;
     auto it = after ? items.upper_bound(*after) : items.begin();
     std::string last;
@@ -54,7 +54,7 @@ served page_of(Map const& items, std::optional<std::string> const& after, std::s
         out.push_back(to_json(*it->second));
         last = it->first;
     }
-    served s;
+    method_answer s;
     s.result[key] = std::move(out);
     if (it != items.end())
         s.result["nextCursor"] = encode_cursor(last);
@@ -335,8 +335,8 @@ boost::json::object server::initialize_result(protocol::version v) const {
     return r;
 }
 
-serve_result server::discover() const {
-    served s;
+answer_result server::discover() const {
+    method_answer s;
     s.result["supportedVersions"] = protocol::advertised_modern_versions();
     s.result["capabilities"] = capabilities()->to_json(protocol::latest_modern_version);
     if (!options_.instructions.empty())
@@ -345,7 +345,7 @@ serve_result server::discover() const {
     return s;
 }
 
-serve_result server::list(method_id method, boost::json::value const& params) const {
+answer_result server::list(method_id method, boost::json::value const& params) const {
     std::optional<std::string> after;
     if (auto const* p = params_object(params)) {
         if (auto const* c = p->if_contains("cursor"); c && !c->is_null()) {
@@ -360,7 +360,7 @@ serve_result server::list(method_id method, boost::json::value const& params) co
         }
     }
     std::shared_lock lock(mutex_);
-    served s;
+    method_answer s;
     auto const n = options_.page_size ? options_.page_size : 100;
     switch (method) {
     case method_id::tools_list:
@@ -382,7 +382,7 @@ serve_result server::list(method_id method, boost::json::value const& params) co
     return s;
 }
 
-std::variant<server::tool_call, serve_result> server::resolve_call(boost::json::value const& params) const {
+std::variant<server::tool_call, answer_result> server::resolve_call(boost::json::value const& params) const {
     // One walk over params for both members (an object's keys are unique) rather than a lookup each.
     boost::json::value const* name_value = nullptr;
     boost::json::value const* arguments = nullptr;
@@ -414,23 +414,23 @@ std::variant<server::tool_call, serve_result> server::resolve_call(boost::json::
         args = &arguments->get_object();
     }
     if (auto problem = t->arguments.problem(*args))
-        return served{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
+        return method_answer{tool_result::error("Invalid arguments: " + *problem).to_json(), {}};
     tool const* definition = &t->definition;
     return tool_call{std::shared_ptr<tool const>(std::move(t), definition), args};
 }
 
-boost::asio::awaitable<serve_result> server::call_tool(boost::json::value const& params,
-                                                       request_context& ctx) {
+boost::asio::awaitable<answer_result> server::async_call_tool(boost::json::value const& params,
+                                                              request_context& ctx) {
     auto resolved = resolve_call(params);
-    if (auto* refused = std::get_if<serve_result>(&resolved))
+    if (auto* refused = std::get_if<answer_result>(&resolved))
         co_return std::move(*refused);
     auto const call = std::get<tool_call>(std::move(resolved));
     tool_result r = co_await call.definition->handler(*call.arguments, ctx);
-    co_return served{std::move(r).to_json(), {}};
+    co_return method_answer{std::move(r).to_json(), {}};
 }
 
-boost::asio::awaitable<serve_result> server::read_resource(boost::json::value const& params,
-                                                           request_context& ctx) const {
+boost::asio::awaitable<answer_result> server::async_read_resource(boost::json::value const& params,
+                                                                  request_context& ctx) const {
     auto const uri = string_field(params, "uri");
     if (!uri)
         co_return missing_field("uri");
@@ -466,11 +466,11 @@ boost::asio::awaitable<serve_result> server::read_resource(boost::json::value co
     // A read that finds nothing is not-found, never an empty `contents` (DIGEST §8).
     if (r.contents.empty())
         co_return protocol::resource_not_found(ctx.era(), u);
-    co_return served{std::move(r).to_json(), hints};
+    co_return method_answer{std::move(r).to_json(), hints};
 }
 
-boost::asio::awaitable<serve_result> server::get_prompt(boost::json::value const& params,
-                                                        request_context& ctx) const {
+boost::asio::awaitable<answer_result> server::async_get_prompt(boost::json::value const& params,
+                                                               request_context& ctx) const {
     auto const name = string_field(params, "name");
     if (!name)
         co_return missing_field("name");
@@ -499,10 +499,10 @@ boost::asio::awaitable<serve_result> server::get_prompt(boost::json::value const
             co_return protocol::invalid_params("Invalid params: missing required prompt argument \"" +
                                                declared.name + "\"");
     prompt_result r = co_await p->get(args, ctx);
-    co_return served{std::move(r).to_json(), {}};
+    co_return method_answer{std::move(r).to_json(), {}};
 }
 
-serve_result server::complete(boost::json::value const& params) const {
+answer_result server::complete(boost::json::value const& params) const {
     auto const* p = params_object(params);
     auto const* ref = p ? p->if_contains("ref") : nullptr;
     auto const* arg = p ? p->if_contains("argument") : nullptr;
@@ -549,7 +549,7 @@ serve_result server::complete(boost::json::value const& params) const {
     boost::json::object completion{{"values", std::move(out)},
                                    {"total", values.size()},
                                    {"hasMore", values.size() > max_completion_values}};
-    return served{boost::json::object{{"completion", std::move(completion)}}, {}};
+    return method_answer{boost::json::object{{"completion", std::move(completion)}}, {}};
 }
 
 namespace {
@@ -560,8 +560,8 @@ boost::json::value const& params_or_empty(boost::json::value const& params) {
 }
 } // namespace
 
-std::optional<serve_result> server::answer_before_dispatch(method_id method,
-                                                           boost::json::value const& params) const {
+std::optional<answer_result> server::answer_before_dispatch(method_id method,
+                                                            boost::json::value const& params) const {
     if (!params.is_object())
         return protocol::invalid_params("Invalid params: params must be an object");
     if (method == method_id::server_discover)
@@ -569,8 +569,8 @@ std::optional<serve_result> server::answer_before_dispatch(method_id method,
     return std::nullopt;
 }
 
-std::optional<serve_result> server::serve_now(method_id method, boost::json::value const& params,
-                                              request_context& ctx) {
+std::optional<answer_result> server::answer_now(method_id method, boost::json::value const& params,
+                                                request_context& ctx) {
     boost::json::value const& p = params_or_empty(params);
     if (auto first = answer_before_dispatch(method, p))
         return first;
@@ -589,21 +589,21 @@ std::optional<serve_result> server::serve_now(method_id method, boost::json::val
         return complete(p);
     case method_id::tools_call: {
         auto resolved = resolve_call(p);
-        if (auto* refused = std::get_if<serve_result>(&resolved))
+        if (auto* refused = std::get_if<answer_result>(&resolved))
             return std::move(*refused);
         auto const& call = std::get<tool_call>(resolved);
         if (!call.definition->direct)
             return std::nullopt;
         tool_result r = call.definition->direct(*call.arguments, ctx);
-        return served{std::move(r).to_json(), {}};
+        return method_answer{std::move(r).to_json(), {}};
     }
     default:
         return std::nullopt;
     }
 }
 
-boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost::json::value const& params,
-                                                         request_context& ctx) {
+boost::asio::awaitable<answer_result> server::async_answer(method_id method, boost::json::value const& params,
+                                                           request_context& ctx) {
     boost::json::value const& p = params_or_empty(params);
     if (auto first = answer_before_dispatch(method, p))
         co_return std::move(*first);
@@ -613,8 +613,8 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
         b = backend_;
     }
     if (b) {
-        auto served = co_await b->async_serve(method, p.get_object(), ctx);
-        co_return served;
+        auto a = co_await b->async_answer(method, p.get_object(), ctx);
+        co_return a;
     }
     switch (method) {
     case method_id::tools_list:
@@ -623,11 +623,11 @@ boost::asio::awaitable<serve_result> server::async_serve(method_id method, boost
     case method_id::resources_templates_list:
         co_return list(method, p);
     case method_id::tools_call:
-        co_return co_await call_tool(p, ctx);
+        co_return co_await async_call_tool(p, ctx);
     case method_id::resources_read:
-        co_return co_await read_resource(p, ctx);
+        co_return co_await async_read_resource(p, ctx);
     case method_id::prompts_get:
-        co_return co_await get_prompt(p, ctx);
+        co_return co_await async_get_prompt(p, ctx);
     case method_id::completion_complete:
         co_return complete(p);
     default:

@@ -243,7 +243,7 @@ public:
                                 std::string lines;
                                 auto flush = [&] {
                                     if (!lines.empty())
-                                        conn_->receive_lines(std::exchange(lines, {}));
+                                        conn_->receive(std::exchange(lines, {}));
                                 };
                                 split_.commit(
                                     n,

@@ -1,4 +1,4 @@
-// A legacy session's request whose answer is ready at once (connection::handle_now on the session's strand,
+// A legacy session's request whose answer is ready at once (connection::answer_now on the session's strand,
 // entered from the socket's thread when it is free) is answered with plain JSON, with no stream and no watch
 // on the peer; what its handler writes before that answer still reaches the client on the POST's resumable
 // stream, in order and before the answer, and a handler that ends its stream at once is resumed as any other
@@ -26,7 +26,7 @@ using namespace duet;
 using namespace duet::test;
 using namespace duet::test::http;
 
-// Plain functions run inline on the I/O thread: the answer is ready when handle_now returns.
+// Plain functions run inline on the I/O thread: the answer is ready when answer_now returns.
 void add_immediate_tools(server::server& srv) {
     srv.add_tool(server::tool{.name = "chatty",
                               .description = "Reports progress and logs, then answers",

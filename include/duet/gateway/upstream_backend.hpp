@@ -101,9 +101,9 @@ public:
 
     // ---- server::backend ---------------------------------------------------------------------------------
     [[nodiscard]] protocol::server_capabilities capabilities() const override;
-    [[nodiscard]] boost::asio::awaitable<server::serve_result>
-    async_serve(protocol::method_id method, boost::json::object const& params,
-                server::request_context& ctx) override;
+    [[nodiscard]] boost::asio::awaitable<server::answer_result>
+    async_answer(protocol::method_id method, boost::json::object const& params,
+                 server::request_context& ctx) override;
     void on_watch(std::string const& uri, bool watched) override;
     [[nodiscard]] std::shared_ptr<void> on_session(protocol::version version,
                                                    boost::json::object const& client_capabilities,

@@ -4,17 +4,19 @@
 // carries both eras at once: at most one legacy session (opened by `initialize`) and any number of modern
 // requests, interleaved (ERA-POLICY: a modern request never reads or changes the session). The connection
 // owns everything stateful for that stream: the legacy session, in-flight requests and their cancellation,
-// modern listen streams, and requests sent to the client.
+// modern listen streams, and requests sent to the client. A transport either streams frames into it
+// (receive, finish) or hands it one request at a time and delivers the answer itself (async_answer,
+// answer_now); HTTP does both for a legacy session.
 //
 //     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
-//     conn->receive(line);                  // every inbound frame, in order
+//     conn->receive(lines);                 // every inbound frame, in order
 //     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then
 //     done
 //
 // @par Thread safety
-// receive(), receive_oversized(), finish() and on_server_event() may be called from any thread; all state
-// lives on the connection's strand. The writer is called from that strand only, one message at a time, in
-// order.
+// receive(), receive_oversized(), finish(), cancel_requests() and on_server_event() may be called from any
+// thread; all state lives on the connection's strand. The writer is called from that strand only, one message
+// at a time, in order.
 #pragma once
 
 #include <duet/jsonrpc/codec.hpp>
@@ -27,7 +29,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace duet::server {
 
@@ -36,8 +37,8 @@ struct connection_options {
     /// How long a request to the client waits for its answer by default.
     std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
     /// The executor given to create() already runs one handler at a time (a strand the caller owns): the
-    /// connection keeps its state on it instead of a strand of its own, and async_handle() called from it
-    /// serves the request there and then, with no hand-off. HTTP's one-request connections do this.
+    /// connection keeps its state on it instead of a strand of its own, and async_answer() called from it
+    /// answers the request there and then, with no hand-off. HTTP's one-request connections do this.
     bool executor_is_serial = false;
     /// Whether the connection hears server events (list changes, resource updates). Only a legacy session or
     /// a modern listen has any use for them; a connection that serves one other stateless request skips the
@@ -50,18 +51,22 @@ public:
     /// Delivers one serialized message (no trailing newline).
     using writer = std::function<void(std::string)>;
 
+    /// The answer to one request the caller delivers itself, and the HTTP status that carries it.
+    struct answer {
+        std::optional<jsonrpc::message> message; ///< empty: nothing owed now (cancelled, or an open listen)
+        unsigned http_status = 200;
+    };
+
     [[nodiscard]] static std::shared_ptr<connection>
     create(server& srv, boost::asio::any_io_executor executor, writer write, connection_options options = {});
     ~connection() override;
 
-    /// One inbound frame (a line of stdio, without its newline).
-    void receive(std::string frame);
-    /// Several inbound frames, in order: handled as many receive() calls, with one hand-off to the strand (a
-    /// stdio read usually carries many lines).
-    void receive(std::vector<std::string> frames);
-    /// The same for frames that each end with '\n' in one string (a stdio read's whole lines, copied once
-    /// rather than one allocation each). Frames hold no '\n' of their own.
-    void receive_lines(std::string lines);
+    // ---- a stream of frames (stdio) ---------------------------------------------------------------------
+
+    /// Inbound frames, in order, each ended by '\n' (the last may lack it): one frame, or the whole lines of
+    /// a stdio read in one string (one hand-off to the strand, and one allocation per read rather than per
+    /// line). Frames hold no '\n' of their own.
+    void receive(std::string frames);
     /// One inbound message its transport already parsed (HTTP parses each body once): handled like a frame.
     void receive(jsonrpc::message message);
     /// A frame that exceeded the size bound and was discarded unread: answered -32600 with `id: null`.
@@ -70,40 +75,33 @@ public:
     /// to the client fail with connection_closed; then `done` runs (once).
     void finish(std::function<void()> done);
 
-    void on_server_event(server_event const& e) override;
+    // ---- one request whose answer the caller delivers (HTTP: on the POST that carried it) ---------------
 
-    /// The answer to one request served by async_handle(), and the HTTP status that carries it.
-    struct handled {
-        std::optional<jsonrpc::message> reply; ///< empty: nothing owed now (cancelled, or an open listen)
-        unsigned http_status = 200;
-    };
+    /// Answers one request. `http` holds the request's HTTP facts for admission (null: none). Messages that
+    /// belong to this request (progress, logs, a listen's notifications and its final result, legacy requests
+    /// to the client) go to `out` (null: the connection's writer).
+    [[nodiscard]] boost::asio::awaitable<answer> async_answer(jsonrpc::request r,
+                                                              protocol::http_facts const* http, writer out);
 
-    /// Serves one request whose answer the caller delivers (HTTP: on the POST that carried it). `http` holds
-    /// the request's HTTP facts for admission (null: none). Messages that belong to this request (progress,
-    /// logs, a listen's notifications and its final result, legacy requests to the client) go to `out` (null:
-    /// the connection's writer).
-    [[nodiscard]] boost::asio::awaitable<handled> async_handle(jsonrpc::request r,
-                                                               protocol::http_facts const* http, writer out);
-    /// The same, and a legacy handler's request_context::close_sse_stream() calls `end_stream` (HTTP: ends
-    /// the request's SSE response early so the client resumes it; null: the call does nothing).
-    [[nodiscard]] boost::asio::awaitable<handled> async_handle(jsonrpc::request r,
-                                                               protocol::http_facts const* http, writer out,
-                                                               std::function<void()> end_stream);
-
-    /// Serves one request as async_handle() does, without a coroutine when it can: the answer is returned
+    /// Answers one request as async_answer() does, without a coroutine when it can: the answer is returned
     /// there and then when it is ready without suspending (admission refused it, a listen opened, a handler
-    /// that completed at once) and the request could be served on the caller's thread: on a connection whose
-    /// executor is the caller's (connection_options::executor_is_serial), called from that executor; on a
-    /// connection with a strand of its own, called from a thread of its io_context while nothing runs on or
-    /// waits for that strand. Otherwise nothing is returned and the request goes on in the connection (in
-    /// order with its other work); `later` then receives its answer on the connection's executor.
-    /// `end_stream` as for async_handle().
-    [[nodiscard]] std::optional<handled> handle_now(jsonrpc::request r, protocol::http_facts const* http,
-                                                    writer out, std::function<void(handled)> later,
-                                                    std::function<void()> end_stream = nullptr);
+    /// that completed at once) and the request could be answered on the caller's thread: on a connection
+    /// whose executor is the caller's (connection_options::executor_is_serial), called from that executor; on
+    /// a connection with a strand of its own, called from a thread of its io_context while nothing runs on
+    /// or waits for that strand. Otherwise nothing is returned and the request goes on in the connection (in
+    /// order with its other work); `later` then receives its answer on the connection's executor. A legacy
+    /// handler's request_context::close_sse_stream() calls `end_stream` (HTTP: ends the request's SSE
+    /// response early so the client resumes it; null: the call does nothing).
+    [[nodiscard]] std::optional<answer> answer_now(jsonrpc::request r, protocol::http_facts const* http,
+                                                   writer out, std::function<void(answer)> later,
+                                                   std::function<void()> end_stream = nullptr);
 
     /// Marks every running request cancelled and ends every listen silently (HTTP: the client went away).
     void cancel_requests();
+
+    // ---- either ------------------------------------------------------------------------------------------
+
+    void on_server_event(server_event const& e) override;
 
     /// The negotiated version once a legacy session is open on this connection.
     [[nodiscard]] std::optional<protocol::version> legacy_version() const;

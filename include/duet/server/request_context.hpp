@@ -83,8 +83,8 @@ public:
     virtual void notify(request_state const& request, jsonrpc::notification n) = 0;
     /// Legacy only: sends a request to the client on `request`'s stream and awaits its answer.
     [[nodiscard]] virtual boost::asio::awaitable<peer_result>
-    request_client(request_state const& request, std::string method, boost::json::value params,
-                   std::chrono::milliseconds timeout) = 0;
+    async_request_client(request_state const& request, std::string method, boost::json::value params,
+                         std::chrono::milliseconds timeout) = 0;
 
 protected:
     ~request_host() = default;

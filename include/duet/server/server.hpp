@@ -95,12 +95,12 @@ public:
     virtual void on_server_event(server_event const& e) = 0;
 };
 
-/// The outcome of a served method: a result (newest shape, unshaped) plus its cache hints, or an error.
-struct served {
+/// What a method answers: a result (newest shape, unshaped) plus its cache hints, or an error.
+struct method_answer {
     boost::json::object result;
     protocol::cache_hints hints;
 };
-using serve_result = boost::system::result<served, protocol::error_object>;
+using answer_result = boost::system::result<method_answer, protocol::error_object>;
 
 /// Serves what a server offers from somewhere else than its own registries: a gateway's upstream. With a
 /// backend set, the server still admits every request, keeps sessions and listens, seals input rounds and
@@ -112,11 +112,11 @@ public:
     /// What the backend offers now. The server asks again after server::refresh_backend().
     [[nodiscard]] virtual protocol::server_capabilities capabilities() const = 0;
 
-    /// server/discover's capabilities aside, every method async_serve takes: lists, tools/call,
+    /// server/discover's capabilities aside, every method async_answer takes: lists, tools/call,
     /// resources/read, prompts/get, completion/complete. Results come in any MCP shape (the server shapes
     /// them); a result's own ttlMs/cacheScope may be returned as `hints`.
-    [[nodiscard]] virtual boost::asio::awaitable<serve_result>
-    async_serve(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
+    [[nodiscard]] virtual boost::asio::awaitable<answer_result>
+    async_answer(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
 
     /// A legacy session began (initialize, or a renegotiating one): what the backend keeps for it (an
     /// upstream connection of its own, say). The session holds it until it ends, however it ends, and its
@@ -305,15 +305,15 @@ public:
     }
 
     /// Serves a method that needs no session: discover, lists, reads, gets, calls, completion.
-    [[nodiscard]] boost::asio::awaitable<serve_result>
-    async_serve(protocol::method_id method, boost::json::value const& params, request_context& ctx);
+    [[nodiscard]] boost::asio::awaitable<answer_result>
+    async_answer(protocol::method_id method, boost::json::value const& params, request_context& ctx);
 
     /// Serves the method right away when it can be answered without suspending: discover, the lists,
     /// completion, a tools/call refused before its handler runs or whose tool has a `direct` handler. Empty
-    /// when only async_serve can answer it (a coroutine handler, the blocking pool, a backend); nothing has
-    /// run then. Throws what the handler throws, as async_serve does.
-    [[nodiscard]] std::optional<serve_result>
-    serve_now(protocol::method_id method, boost::json::value const& params, request_context& ctx);
+    /// when only async_answer can answer it (a coroutine handler, the blocking pool, a backend); nothing has
+    /// run then. Throws what the handler throws, as async_answer does.
+    [[nodiscard]] std::optional<answer_result>
+    answer_now(protocol::method_id method, boost::json::value const& params, request_context& ctx);
 
     /// The InitializeResult for a negotiated legacy version (shaped for it).
     [[nodiscard]] boost::json::object initialize_result(protocol::version v) const;
@@ -349,14 +349,14 @@ private:
             };
         return [this, f = std::move(f)](Args... args, request_context& ctx) -> boost::asio::awaitable<R> {
             // The references stay valid: this frame lives until the pool's coroutine completes.
-            co_return co_await boost::asio::co_spawn(pool_, run_blocking<R, F, Args...>(f, args..., ctx),
-                                                     boost::asio::use_awaitable);
+            co_return co_await boost::asio::co_spawn(
+                pool_, async_run_blocking<R, F, Args...>(f, args..., ctx), boost::asio::use_awaitable);
         };
     }
 
     // A named coroutine rather than a capturing lambda, whose closure co_spawn may move after starting it.
     template<class R, class F, class... Args>
-    static boost::asio::awaitable<R> run_blocking(F const& f, Args... args, request_context& ctx) {
+    static boost::asio::awaitable<R> async_run_blocking(F const& f, Args... args, request_context& ctx) {
         co_return f(args..., ctx);
     }
 
@@ -370,19 +370,20 @@ private:
         boost::json::object const* arguments = nullptr;
     };
     // The call to make, or the answer that refuses it before any handler runs.
-    std::variant<tool_call, serve_result> resolve_call(boost::json::value const& params) const;
-    boost::asio::awaitable<serve_result> call_tool(boost::json::value const& params, request_context& ctx);
-    serve_result list(protocol::method_id method, boost::json::value const& params) const;
-    boost::asio::awaitable<serve_result> read_resource(boost::json::value const& params,
-                                                       request_context& ctx) const;
-    boost::asio::awaitable<serve_result> get_prompt(boost::json::value const& params,
-                                                    request_context& ctx) const;
-    serve_result complete(boost::json::value const& params) const;
-    serve_result discover() const;
-    // What serve_now and async_serve both answer before dispatching, in this order: params that are
+    std::variant<tool_call, answer_result> resolve_call(boost::json::value const& params) const;
+    boost::asio::awaitable<answer_result> async_call_tool(boost::json::value const& params,
+                                                          request_context& ctx);
+    answer_result list(protocol::method_id method, boost::json::value const& params) const;
+    boost::asio::awaitable<answer_result> async_read_resource(boost::json::value const& params,
+                                                              request_context& ctx) const;
+    boost::asio::awaitable<answer_result> async_get_prompt(boost::json::value const& params,
+                                                           request_context& ctx) const;
+    answer_result complete(boost::json::value const& params) const;
+    answer_result discover() const;
+    // What answer_now and async_answer both answer before dispatching, in this order: params that are
     // neither missing nor an object (-32602), then server/discover (it needs no backend and no handler).
-    std::optional<serve_result> answer_before_dispatch(protocol::method_id method,
-                                                       boost::json::value const& params) const;
+    std::optional<answer_result> answer_before_dispatch(protocol::method_id method,
+                                                        boost::json::value const& params) const;
     protocol::cache_hints hints_for(protocol::method_id m) const;
 
     server_options options_;

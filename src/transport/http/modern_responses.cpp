@@ -32,7 +32,7 @@ server::connection_options one_request(bool listen) {
 // What one POST's response is made of: the lines its handler streams and, once known, its answer.
 struct modern_responder::answer_queue : stream_queue {
     using stream_queue::stream_queue;
-    server::connection::handled outcome;
+    server::connection::answer outcome;
     bool listen = false;
 };
 
@@ -83,7 +83,7 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
     auto state = std::make_shared<answer_queue>(stream.get_executor(), ctx_.options.stream_backlog);
     state->listen = k == kind::listen;
     std::shared_ptr<stream_queue> queue = state;
-    std::shared_ptr<server::connection::handled> outcome(state, &state->outcome);
+    std::shared_ptr<server::connection::answer> outcome(state, &state->outcome);
     bool const listen = state->listen;
     bool const modern = k != kind::sessionless;
     if (listen)
@@ -92,9 +92,9 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
     // its connection, which writes its result and then closes the queue (begin_drain), or until the client
     // goes away. Anything else that has no answer (a cancelled request) is simply over: finishing `conn` here
     // would end a legacy session's connection with it.
-    auto settle = [state](server::connection::handled h) {
+    auto settle = [state](server::connection::answer h) {
         state->outcome = std::move(h);
-        if (state->outcome.reply || !state->listen)
+        if (state->outcome.message || !state->listen)
             state->close();
     };
     server::connection::writer to_queue = [state](std::string line) {
@@ -102,7 +102,7 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
     };
     // Most answers are ready at once, with no coroutine; one whose handler waits goes on in the connection
     // and settles later (and a modern one is drained with the server). The facts are read only here.
-    if (auto now = conn->handle_now(std::move(r), &facts, std::move(to_queue), settle))
+    if (auto now = conn->answer_now(std::move(r), &facts, std::move(to_queue), settle))
         settle(std::move(*now));
     else if (modern && !listen)
         ctx_.registry.track(conn, nullptr);
@@ -111,7 +111,7 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
     auto const got = queue->try_pop(line);
     if (got == stream_queue::outcome::closed) {
         // Nothing was streamed: a plain JSON answer (or 202 when none is owed, e.g. cancelled).
-        reply out = answer_reply(outcome->reply, outcome->http_status);
+        reply out = answer_reply(outcome->message, outcome->http_status);
         return ctx_.replies.send(stream, req, std::move(out), keep_alive);
     }
     return follow(stream, req, keep_alive, std::move(conn), std::move(queue), std::move(outcome),
@@ -123,7 +123,7 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
 asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request const& req, bool keep_alive,
                                                std::shared_ptr<server::connection> conn,
                                                std::shared_ptr<stream_queue> queue,
-                                               std::shared_ptr<server::connection::handled> outcome,
+                                               std::shared_ptr<server::connection::answer> outcome,
                                                std::string line, stream_queue::outcome got, bool modern) {
     auto abandon = [&] {
         if (modern)
@@ -150,7 +150,7 @@ asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request c
         co_return abandon();
     if (got == stream_queue::outcome::closed) {
         // Nothing was streamed: a plain JSON answer (or 202 when none is owed, e.g. cancelled).
-        reply out = answer_reply(outcome->reply, outcome->http_status);
+        reply out = answer_reply(outcome->message, outcome->http_status);
         co_await ctx_.replies.write(stream, req, out, keep_alive);
         co_return true;
     }
@@ -174,8 +174,8 @@ asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request c
     }
     if (!alive)
         co_return abandon();
-    if (outcome->reply) {
-        auto const last = jsonrpc::serialize(*outcome->reply);
+    if (outcome->message) {
+        auto const last = jsonrpc::serialize(*outcome->message);
         if (!co_await ctx_.sse.event(stream, {}, last))
             co_return false;
     }

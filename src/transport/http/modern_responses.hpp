@@ -60,7 +60,7 @@ private:
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
                                         std::shared_ptr<server::connection> conn,
                                         std::shared_ptr<stream_queue> queue,
-                                        std::shared_ptr<server::connection::handled> outcome,
+                                        std::shared_ptr<server::connection::answer> outcome,
                                         std::string line, stream_queue::outcome got, bool modern);
 
     server_context& ctx_;

@@ -36,7 +36,7 @@ struct session_streams::session_sink {
     std::mutex mutex;
     std::vector<std::string> early;
     bool close_requested = false;
-    std::optional<server::connection::handled> answer; ///< came before the stream was opened
+    std::optional<server::connection::answer> answer; ///< came before the stream was opened
     std::shared_ptr<event_stream> es;
     unsigned http_status = 200;
 
@@ -54,7 +54,7 @@ struct session_streams::session_sink {
         else
             close_requested = true;
     }
-    void settle(server::connection::handled h) {
+    void settle(server::connection::answer h) {
         std::lock_guard lock(mutex);
         if (es)
             complete(std::move(h));
@@ -73,11 +73,11 @@ struct session_streams::session_sink {
             complete(std::move(*answer));
     }
     // The status first: the reader that sees the stream complete reads it. `mutex` held.
-    void complete(server::connection::handled h) {
+    void complete(server::connection::answer h) {
         http_status = h.http_status;
         std::optional<std::string> last;
-        if (h.reply)
-            last = jsonrpc::serialize(*h.reply);
+        if (h.message)
+            last = jsonrpc::serialize(*h.message);
         es->complete(std::move(last));
     }
 };
@@ -105,9 +105,9 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
         },
         server::connection_options{.executor_is_serial = ctx_.serial});
     server::connection::writer to_session;
-    auto h = co_await s->conn->async_handle(std::move(r), &facts, std::move(to_session));
-    bool const opened = h.reply && std::holds_alternative<jsonrpc::response>(*h.reply);
-    reply out{static_cast<bhttp::status>(h.http_status), h.reply ? jsonrpc::serialize(*h.reply) : ""};
+    auto h = co_await s->conn->async_answer(std::move(r), &facts, std::move(to_session));
+    bool const opened = h.message && std::holds_alternative<jsonrpc::response>(*h.message);
+    reply out{static_cast<bhttp::status>(h.http_status), h.message ? jsonrpc::serialize(*h.message) : ""};
     if (opened)
         out.headers.emplace_back(std::string(session_header), s->id());
     else
@@ -119,7 +119,7 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
 // The client resumes a stream with GET and Last-Event-ID when it breaks or when the handler ends it early
 // (request_context::close_sse_stream, 2025-11-25). A disconnect does not cancel a legacy request (the client
 // sends notifications/cancelled): its messages wait in the stream. Most answers are ready at once
-// (connection::handle_now serves the request on this thread when the session's strand is free): those need
+// (connection::answer_now answers the request on this thread when the session's strand is free): those need
 // neither a stream nor a watch on the peer, nor a coroutine of their own; anything else goes on in follow().
 asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request const& req, bool keep_alive,
                                              std::shared_ptr<legacy_session> session, jsonrpc::request r,
@@ -136,16 +136,16 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
             if (auto live = weak.lock())
                 live->request_close();
         };
-    auto settle = [sink](server::connection::handled h) {
+    auto settle = [sink](server::connection::answer h) {
         sink->settle(std::move(h));
     };
-    auto now = session->conn->handle_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
+    auto now = session->conn->answer_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
                                          std::move(end_stream));
     {
         std::lock_guard lock(sink->mutex);
         if (now && sink->early.empty() && !sink->close_requested) {
             // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
-            reply out = answer_reply(now->reply, now->http_status);
+            reply out = answer_reply(now->message, now->http_status);
             return ctx_.replies.send(stream, req, std::move(out), keep_alive);
         }
         // Not (only) an answer: the request gets its resumable stream, which takes over what came.
@@ -227,9 +227,9 @@ asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, reque
         }
         if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
             server::connection::writer to_session; // none: the session's own stream
-            auto h = co_await session->conn->async_handle(std::move(*r), &facts, std::move(to_session));
-            if (h.reply)
-                replies.push_back(std::move(*h.reply));
+            auto h = co_await session->conn->async_answer(std::move(*r), &facts, std::move(to_session));
+            if (h.message)
+                replies.push_back(std::move(*h.message));
         } else {
             session->conn->receive(std::move(*element));
         }

@@ -28,8 +28,8 @@ namespace json = boost::json;
 namespace protocol = duet::protocol;
 using namespace duet::test;
 using duet::protocol::method_id;
+using duet::server::answer_result;
 using duet::server::request_context;
-using duet::server::serve_result;
 using duet::server::server;
 
 // Answers like an upstream would: results in the newest shape with fields older versions lack, its own cache
@@ -47,15 +47,15 @@ public:
         caps_ = std::move(caps);
     }
 
-    boost::asio::awaitable<serve_result> async_serve(method_id method, json::object const& params,
-                                                     request_context& ctx) override {
+    boost::asio::awaitable<answer_result> async_answer(method_id method, json::object const& params,
+                                                       request_context& ctx) override {
         {
             std::lock_guard lock(mutex_);
             served_.push_back(method);
         }
         switch (method) {
         case method_id::tools_list:
-            co_return duet::server::served{
+            co_return duet::server::method_answer{
                 .result = {{"tools", json::array{{{"name", "upstream_tool"},
                                                   {"title", "Upstream tool"},
                                                   {"inputSchema", {{"type", "object"}}}}}}},
@@ -64,7 +64,7 @@ public:
             auto const& name = params.at("name").as_string();
             if (name == "whoami") {
                 auto const* who = static_cast<std::string const*>(ctx.session_data().get());
-                co_return duet::server::served{
+                co_return duet::server::method_answer{
                     .result = {
                         {"content", json::array{{{"type", "text"}, {"text", who ? *who : "(none)"}}}}}};
             }
@@ -76,7 +76,7 @@ public:
                 json::object r{{"content", json::array{{{"type", "text"},
                                                         {"text", outcome(answers.at(0), "name") + "," +
                                                                      outcome(answers.at(1), "")}}}}};
-                co_return duet::server::served{.result = std::move(r)};
+                co_return duet::server::method_answer{.result = std::move(r)};
             }
             if (name == "refuse")
                 co_return protocol::error_object{-32050, "upstream says no", json::object{{"why", "test"}}};
@@ -86,15 +86,15 @@ public:
                 auto answer = co_await ctx.async_input(std::move(q));
                 json::object r{
                     {"content", json::array{{{"type", "text"}, {"text", outcome(answer, "name")}}}}};
-                co_return duet::server::served{.result = std::move(r)};
+                co_return duet::server::method_answer{.result = std::move(r)};
             }
-            co_return duet::server::served{
+            co_return duet::server::method_answer{
                 .result = {
                     {"content", json::array{{{"type", "text"}, {"text", "called " + std::string(name)}}}},
                     {"structuredContent", {{"tool", name}}}}};
         }
         case method_id::resources_read:
-            co_return duet::server::served{
+            co_return duet::server::method_answer{
                 .result = {
                     {"contents", json::array{{{"uri", params.at("uri")}, {"text", "upstream text"}}}}}};
         default:

@@ -1,4 +1,4 @@
-// The direct path (server::serve_now, tool::direct): a request whose handler completes without suspending is
+// The direct path (server::answer_now, tool::direct): a request whose handler completes without suspending is
 // answered with no coroutine at all, a plain function marked plain_run::inline_on_io included. It must be
 // indistinguishable on the wire from the coroutine path: the same bytes in the same order, notifications
 // before the answer, errors and cancellation handled the same.
@@ -231,10 +231,10 @@ TEST(DirectPath, SuspendedHandlerHoldsItsIdUntilItEnds) {
     EXPECT_EQ(answers_to_2, 1u) << all;
 }
 
-// handle_now (HTTP's one-request connections): on a serial connection called from its executor, an answer
+// answer_now (HTTP's one-request connections): on a serial connection called from its executor, an answer
 // ready at once comes back there and then (`later` is not called), byte for byte what a coroutine handler's
 // answer is when it reaches `later`.
-TEST(DirectPath, HandleNowReturnsAnAnswerReadyAtOnce) {
+TEST(DirectPath, AnswerNowReturnsAnAnswerReadyAtOnce) {
     server inline_srv(test_options());
     add_tools(inline_srv, true);
     server coroutine_srv(test_options());
@@ -255,17 +255,17 @@ TEST(DirectPath, HandleNowReturnsAnAnswerReadyAtOnce) {
             ASSERT_TRUE(r);
             auto request = std::get<duet::jsonrpc::request>(std::move(*r));
             bool const direct = srv == &inline_srv;
-            auto now = conn->handle_now(std::move(request), nullptr, nullptr,
-                                        [&, direct](duet::server::connection::handled h) {
+            auto now = conn->answer_now(std::move(request), nullptr, nullptr,
+                                        [&, direct](duet::server::connection::answer h) {
                                             EXPECT_FALSE(direct) << "an answer ready at once went to later";
-                                            ASSERT_TRUE(h.reply.has_value());
-                                            answers.push_back(duet::jsonrpc::serialize(*h.reply));
+                                            ASSERT_TRUE(h.message.has_value());
+                                            answers.push_back(duet::jsonrpc::serialize(*h.message));
                                         });
             EXPECT_EQ(now.has_value(), direct); // a coroutine handler goes on in the connection
             if (now) {
-                ASSERT_TRUE(now->reply.has_value());
+                ASSERT_TRUE(now->message.has_value());
                 EXPECT_EQ(now->http_status, 200u);
-                answers.push_back(duet::jsonrpc::serialize(*now->reply));
+                answers.push_back(duet::jsonrpc::serialize(*now->message));
             }
         });
         io.run_for(std::chrono::seconds(5));
@@ -276,9 +276,9 @@ TEST(DirectPath, HandleNowReturnsAnAnswerReadyAtOnce) {
     EXPECT_NE(answers[0].find("\"now\""), std::string::npos) << answers[0];
 }
 
-// A handler that waits: handle_now returns nothing, and `later` gets the answer on the connection's executor.
+// A handler that waits: answer_now returns nothing, and `later` gets the answer on the connection's executor.
 // The request's data (its arguments, read by the handler after it waited) outlives the call that started it.
-TEST(DirectPath, HandleNowHandsAWaitingHandlersAnswerToLater) {
+TEST(DirectPath, AnswerNowHandsAWaitingHandlersAnswerToLater) {
     server srv(test_options());
     srv.add_tool(tool{.name = "waits",
                       .input_schema = {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}},
@@ -295,15 +295,15 @@ TEST(DirectPath, HandleNowHandsAWaitingHandlersAnswerToLater) {
         options.executor_is_serial = serial;
         auto conn = duet::server::connection::create(
             srv, ex, [](std::string) {}, options);
-        std::optional<duet::server::connection::handled> got;
+        std::optional<duet::server::connection::answer> got;
         boost::asio::post(ex, [&, conn] {
             json::value const message =
                 modern_request(7, "tools/call", call_params("waits", {{"text", "waited for this"}}));
             auto r = duet::jsonrpc::parse_message(message);
             ASSERT_TRUE(r);
             auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-            auto now = conn->handle_now(std::move(request), nullptr, nullptr,
-                                        [&](duet::server::connection::handled h) { got = std::move(h); });
+            auto now = conn->answer_now(std::move(request), nullptr, nullptr,
+                                        [&](duet::server::connection::answer h) { got = std::move(h); });
             EXPECT_FALSE(now.has_value());
         });
         auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -311,23 +311,23 @@ TEST(DirectPath, HandleNowHandsAWaitingHandlersAnswerToLater) {
             io.run_for(std::chrono::milliseconds(10));
         io.restart();
         ASSERT_TRUE(got.has_value()) << "serial " << serial;
-        ASSERT_TRUE(got->reply.has_value());
-        auto const text = duet::jsonrpc::serialize(*got->reply);
+        ASSERT_TRUE(got->message.has_value());
+        auto const text = duet::jsonrpc::serialize(*got->message);
         EXPECT_NE(text.find("waited for this"), std::string::npos) << text;
         EXPECT_NE(text.find("\"id\":7"), std::string::npos) << text;
     }
 }
 
-// handle_now on a connection with a strand of its own (a legacy HTTP session, whose requests come on many
+// answer_now on a connection with a strand of its own (a legacy HTTP session, whose requests come on many
 // sockets): called from another strand of its io_context while the connection's strand is free, the request
 // is served there and then, and the answer comes back at once (`later` is not called).
-TEST(DirectPath, HandleNowEntersAFreeStrandOfTheConnectionsOwn) {
+TEST(DirectPath, AnswerNowEntersAFreeStrandOfTheConnectionsOwn) {
     server srv(test_options());
     add_tools(srv, true);
     boost::asio::io_context io;
     auto conn = duet::server::connection::create(srv, io.get_executor(), [](std::string) {});
     auto socket_strand = boost::asio::make_strand(io);
-    std::optional<duet::server::connection::handled> now;
+    std::optional<duet::server::connection::answer> now;
     bool later_called = false;
     boost::asio::post(socket_strand, [&, conn] {
         json::value const message =
@@ -335,20 +335,20 @@ TEST(DirectPath, HandleNowEntersAFreeStrandOfTheConnectionsOwn) {
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-        now = conn->handle_now(std::move(request), nullptr, nullptr,
-                               [&](duet::server::connection::handled) { later_called = true; });
+        now = conn->answer_now(std::move(request), nullptr, nullptr,
+                               [&](duet::server::connection::answer) { later_called = true; });
     });
     io.run_for(std::chrono::seconds(5));
     ASSERT_TRUE(now.has_value());
     EXPECT_FALSE(later_called);
-    ASSERT_TRUE(now->reply.has_value());
-    auto const text = duet::jsonrpc::serialize(*now->reply);
+    ASSERT_TRUE(now->message.has_value());
+    auto const text = duet::jsonrpc::serialize(*now->message);
     EXPECT_NE(text.find("\"inline\""), std::string::npos) << text;
 }
 
 // When the connection's strand has work waiting, the request waits behind it (a session's messages keep their
-// order): handle_now returns nothing and `later` gets the answer, after the earlier message was handled.
-TEST(DirectPath, HandleNowWaitsBehindWorkQueuedOnTheConnection) {
+// order): answer_now returns nothing and `later` gets the answer, after the earlier message was handled.
+TEST(DirectPath, AnswerNowWaitsBehindWorkQueuedOnTheConnection) {
     server srv(test_options());
     add_tools(srv, true);
     boost::asio::io_context io;
@@ -356,7 +356,7 @@ TEST(DirectPath, HandleNowWaitsBehindWorkQueuedOnTheConnection) {
     auto conn = duet::server::connection::create(
         srv, io.get_executor(), [&](std::string line) { order.push_back("written " + line); });
     auto socket_strand = boost::asio::make_strand(io);
-    std::optional<duet::server::connection::handled> now;
+    std::optional<duet::server::connection::answer> now;
     boost::asio::post(socket_strand, [&, conn] {
         conn->receive(json::serialize(legacy_request("first", "ping")));
         json::value const message =
@@ -364,11 +364,10 @@ TEST(DirectPath, HandleNowWaitsBehindWorkQueuedOnTheConnection) {
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-        now =
-            conn->handle_now(std::move(request), nullptr, nullptr, [&](duet::server::connection::handled h) {
-                ASSERT_TRUE(h.reply.has_value());
-                order.push_back("later " + duet::jsonrpc::serialize(*h.reply));
-            });
+        now = conn->answer_now(std::move(request), nullptr, nullptr, [&](duet::server::connection::answer h) {
+            ASSERT_TRUE(h.message.has_value());
+            order.push_back("later " + duet::jsonrpc::serialize(*h.message));
+        });
     });
     io.run_for(std::chrono::seconds(5));
     EXPECT_FALSE(now.has_value());

@@ -1,0 +1,109 @@
+#include "legacy_session.hpp"
+
+#include <duet/protocol/envelope.hpp>
+#include <duet/protocol/errors.hpp>
+
+namespace duet::server::detail {
+
+namespace {
+
+std::optional<protocol::client_capability> capability_for(std::string_view method,
+                                                          boost::json::value const& params) {
+    if (method == "elicitation/create") {
+        auto const* p = params.if_object();
+        auto const* mode = p ? p->if_contains("mode") : nullptr;
+        bool const url = mode && mode->is_string() && mode->get_string() == "url";
+        return url ? protocol::client_capability::elicitation_url
+                   : protocol::client_capability::elicitation_form;
+    }
+    if (method == "sampling/createMessage")
+        return protocol::client_capability::sampling;
+    if (method == "roots/list")
+        return protocol::client_capability::roots;
+    return std::nullopt;
+}
+
+jsonrpc::message refusal(jsonrpc::request_id const& id, protocol::error_object e) {
+    return jsonrpc::error_response{id, std::move(e)};
+}
+
+} // namespace
+
+legacy_session::legacy_session(server& srv, protocol::version v, boost::json::object const& params)
+    : version_(v), client_capabilities_(
+                       std::make_shared<boost::json::object const>(params.at("capabilities").get_object())),
+      client_info_(std::make_shared<boost::json::object const>(params.at("clientInfo").get_object())),
+      subscriptions_(srv) {
+    if (auto b = srv.current_backend())
+        backend_data_ = b->on_session(v, *client_capabilities_, *client_info_);
+}
+
+std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::request const& r,
+                                                                  protocol::method_id m) {
+    using protocol::method_id;
+    auto const* p = r.params.if_object();
+    switch (m) {
+    case method_id::ping:
+        return jsonrpc::response{r.id, boost::json::object{}};
+    case method_id::logging_set_level: {
+        auto const* level = p ? p->if_contains("level") : nullptr;
+        auto const parsed =
+            level && level->is_string() ? protocol::parse_log_level(level->get_string()) : std::nullopt;
+        if (!parsed)
+            return refusal(r.id, protocol::invalid_params("Invalid params: level must be one of debug, info, "
+                                                          "notice, warning, error, critical, alert, "
+                                                          "emergency"));
+        threshold_->store(static_cast<int>(*parsed));
+        return jsonrpc::response{r.id, boost::json::object{}};
+    }
+    case method_id::resources_subscribe:
+    case method_id::resources_unsubscribe: {
+        auto const* uri = p ? p->if_contains("uri") : nullptr;
+        if (!uri || !uri->is_string())
+            return refusal(r.id, protocol::invalid_params("Invalid params: \"uri\" must be a string"));
+        if (m == method_id::resources_subscribe)
+            subscriptions_.add(std::string(uri->get_string()));
+        else
+            subscriptions_.remove(std::string(uri->get_string()));
+        return jsonrpc::response{r.id, boost::json::object{}};
+    }
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<jsonrpc::notification>
+legacy_session::notification_for(server_event const& e, protocol::server_capabilities const& caps) const {
+    using kind = server_event::kind;
+    if (!initialized_)
+        return std::nullopt;
+    bool wanted = false;
+    switch (e.what) {
+    case kind::tools_changed:
+        wanted = caps.tools_list_changed;
+        break;
+    case kind::prompts_changed:
+        wanted = caps.prompts_list_changed;
+        break;
+    case kind::resources_changed:
+        wanted = caps.resources_list_changed;
+        break;
+    case kind::resource_updated:
+        for (auto const& s : subscriptions_.uris())
+            wanted = wanted || covers(s, e.uri);
+        break;
+    }
+    if (!wanted)
+        return std::nullopt;
+    boost::json::value params;
+    if (e.what == kind::resource_updated)
+        params = boost::json::object{{"uri", e.uri}};
+    return jsonrpc::notification{std::string(notification_method(e.what)), std::move(params)};
+}
+
+bool legacy_session::client_can_answer(std::string_view method, boost::json::value const& params) const {
+    auto const needed = capability_for(method, params);
+    return !needed || protocol::declares(*client_capabilities_, *needed);
+}
+
+} // namespace duet::server::detail

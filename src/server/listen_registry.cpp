@@ -1,0 +1,120 @@
+#include "listen_registry.hpp"
+
+#include <duet/protocol/errors.hpp>
+#include <duet/protocol/meta_keys.hpp>
+#include <duet/protocol/shaping.hpp>
+
+namespace duet::server::detail {
+
+namespace {
+
+boost::json::object subscription_meta(jsonrpc::request_id const& id) {
+    return boost::json::object{{protocol::meta_key::subscription_id, id.to_json()}};
+}
+
+jsonrpc::message refusal(jsonrpc::request_id const& id, protocol::error_object e) {
+    return jsonrpc::error_response{id, std::move(e)};
+}
+
+} // namespace
+
+std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
+                                                      protocol::server_capabilities const& caps,
+                                                      connection::writer out, bool end_at_once) {
+    auto const* p = r.params.if_object();
+    auto const* n = p ? p->if_contains("notifications") : nullptr;
+    if (!n || !n->is_object())
+        return refusal(r.id, protocol::invalid_params("Invalid params: subscriptions/listen needs a "
+                                                      "notifications object"));
+    auto const& requested = n->get_object();
+    auto flag = [&](std::string_view key) {
+        auto const* v = requested.if_contains(key);
+        return v && v->is_bool() && v->get_bool();
+    };
+    listen l;
+    l.out = out;
+    boost::json::object honoured;
+    if (flag("toolsListChanged") && caps.tools_list_changed)
+        honoured["toolsListChanged"] = l.tools = true;
+    if (flag("promptsListChanged") && caps.prompts_list_changed)
+        honoured["promptsListChanged"] = l.prompts = true;
+    if (flag("resourcesListChanged") && caps.resources_list_changed)
+        honoured["resourcesListChanged"] = l.resources = true;
+    if (auto const* subs = requested.if_contains("resourceSubscriptions")) {
+        if (!subs->is_array())
+            return refusal(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must be "
+                                                          "an array of URIs"));
+        boost::json::array uris;
+        for (auto const& u : subs->get_array()) {
+            if (!u.is_string())
+                return refusal(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must "
+                                                              "be an array of URIs"));
+            l.uris.emplace_back(u.get_string());
+            uris.push_back(u);
+        }
+        if (caps.resources_subscribe) {
+            honoured["resourceSubscriptions"] = std::move(uris);
+            l.watches = resource_watches(server_);
+            for (auto const& u : l.uris)
+                l.watches.add(u);
+        } else {
+            l.uris.clear();
+        }
+    }
+    // The acknowledgement is the first message for this subscription id; events are delivered on this
+    // strand after it, so none can overtake it.
+    boost::json::object ack{{"_meta", subscription_meta(r.id)}, {"notifications", std::move(honoured)}};
+    send(jsonrpc::notification{"notifications/subscriptions/acknowledged", std::move(ack)}, out);
+    if (end_at_once) {
+        end(r.id, out);
+        return std::nullopt;
+    }
+    listens_[r.id] = std::move(l);
+    return std::nullopt;
+}
+
+void listen_registry::end_all() {
+    for (auto const& [id, l] : listens_)
+        end(id, l.out);
+    listens_.clear();
+}
+
+void listen_registry::deliver(server_event const& e) {
+    using kind = server_event::kind;
+    for (auto const& [id, l] : listens_) {
+        bool wanted = false;
+        switch (e.what) {
+        case kind::tools_changed:
+            wanted = l.tools;
+            break;
+        case kind::prompts_changed:
+            wanted = l.prompts;
+            break;
+        case kind::resources_changed:
+            wanted = l.resources;
+            break;
+        case kind::resource_updated:
+            for (auto const& u : l.uris)
+                wanted = wanted || covers(u, e.uri);
+            break;
+        }
+        if (!wanted)
+            continue;
+        boost::json::object params{{"_meta", subscription_meta(id)}};
+        if (e.what == kind::resource_updated)
+            params["uri"] = e.uri;
+        send(jsonrpc::notification{std::string(notification_method(e.what)), std::move(params)}, l.out);
+    }
+}
+
+void listen_registry::end(jsonrpc::request_id const& id, connection::writer const& out) {
+    boost::json::object result{{"_meta", subscription_meta(id)}};
+    // A modern result like any other: resultType and serverInfo (ERA-POLICY "Consequences").
+    protocol::shape_result(result, {.era = protocol::era::modern,
+                                    .version = protocol::latest_modern_version,
+                                    .method = protocol::method_id::subscriptions_listen,
+                                    .server_info = &server_.server_info()});
+    send(jsonrpc::response{id, std::move(result)}, out);
+}
+
+} // namespace duet::server::detail
