@@ -112,9 +112,9 @@ public:
     /// What the backend offers now. The server asks again after server::refresh_backend().
     [[nodiscard]] virtual protocol::server_capabilities capabilities() const = 0;
 
-    /// server/discover's capabilities aside, every method async_answer takes: lists, tools/call,
-    /// resources/read, prompts/get, completion/complete. Results come in any MCP shape (the server shapes
-    /// them); a result's own ttlMs/cacheScope may be returned as `hints`.
+    /// Answers, server/discover's capabilities aside, every method server::async_answer takes: lists,
+    /// tools/call, resources/read, prompts/get, completion/complete. Results come in any MCP shape (the
+    /// server shapes them); a result's own ttlMs/cacheScope may be returned as `hints`.
     [[nodiscard]] virtual boost::asio::awaitable<answer_result>
     async_answer(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
 
@@ -304,11 +304,11 @@ public:
         return lookup_;
     }
 
-    /// Serves a method that needs no session: discover, lists, reads, gets, calls, completion.
+    /// Answers a method that needs no session: discover, lists, reads, gets, calls, completion.
     [[nodiscard]] boost::asio::awaitable<answer_result>
     async_answer(protocol::method_id method, boost::json::value const& params, request_context& ctx);
 
-    /// Serves the method right away when it can be answered without suspending: discover, the lists,
+    /// Answers the method right away when it can without suspending: discover, the lists,
     /// completion, a tools/call refused before its handler runs or whose tool has a `direct` handler. Empty
     /// when only async_answer can answer it (a coroutine handler, the blocking pool, a backend); nothing has
     /// run then. Throws what the handler throws, as async_answer does.
