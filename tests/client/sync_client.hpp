@@ -56,9 +56,9 @@ public:
         run(c->async_close());
     }
 
-    /// Runs the io_context until `done()` holds; false (and a test failure) when it does not in time.
-    bool pump_until(std::function<bool()> const& done) {
-        auto const deadline = std::chrono::steady_clock::now() + client_wait;
+    /// Runs the io_context until `done()` holds; false (and a test failure) when it does not within `limit`.
+    bool pump_until(std::function<bool()> const& done, std::chrono::milliseconds limit = client_wait) {
+        auto const deadline = std::chrono::steady_clock::now() + limit;
         while (!done()) {
             if (std::chrono::steady_clock::now() > deadline) {
                 ADD_FAILURE() << "the awaited client event did not happen in time";

@@ -1,7 +1,8 @@
 // The gateway's serving thread in Linux's batch class while many requests are in flight (gateway_options::
 // batch_when_busy, src/support/busy_batching.hpp): on with one serving thread, off with --no-busy-batching or
 // with several threads, and back to the normal class once the calls are answered. Ten `gather` calls wait in
-// the upstream until they give up, so the gateway has ten in flight for as long as the test looks.
+// the upstream for an eleventh, which the test sends once it has looked: the gateway has ten in flight for as
+// long as the test looks, however slowly the ten arrive, and they are answered together.
 #include "gateway/announcing_upstream.hpp"
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
@@ -48,11 +49,12 @@ bool any_thread_batched(pid_t pid) {
     return false;
 }
 
-// A modern tools/call of `gather` that waits in the upstream for 11 calls, which never come: it answers
-// "alone" after `wait_ms`, having noted "gather held" as it began.
-json::object held_gather(int id, int wait_ms) {
+// A modern tools/call of `gather` that waits in the upstream for 11 calls, having noted "gather held" as it
+// began, and answers "PID together" when the eleventh comes. Its wait before answering "alone" instead only
+// bounds a test whose eleventh call never comes.
+json::object held_gather(int id) {
     json::object params =
-        call_params("gather", json::object{{"count", held_calls + 1}, {"wait_ms", wait_ms}, {"tag", "held"}});
+        call_params("gather", json::object{{"count", held_calls + 1}, {"wait_ms", 30000}, {"tag", "held"}});
     return modern_request(id, "tools/call", std::move(params));
 }
 
@@ -76,17 +78,19 @@ observed hold_ten(std::vector<std::string> extra) {
     std::vector<std::thread> threads;
     for (int i = 0; i < held_calls; ++i)
         threads.emplace_back([&, i] {
-            auto const r = clients[i]->post(held_gather(i + 1, 3000));
+            auto const r = clients[i]->post(held_gather(i + 1));
             for (auto const& m : r.messages())
                 if (auto const* result = m.as_object().if_contains("result"))
                     answers[i] = first_text(result->as_object());
         });
     EXPECT_TRUE(up.wait_for("gather held", held_calls)) << up.log_text();
     seen.batched_while_held = any_thread_batched(gw.pid());
+    auto const releasing = mcp_http(gw.ep()).post(held_gather(0));
+    EXPECT_EQ(releasing.status, 200u) << releasing.body;
     for (auto& t : threads)
         t.join();
     for (auto const& a : answers)
-        seen.answered += a.ends_with(" alone") ? 1 : 0;
+        seen.answered += a.ends_with(" together") ? 1 : 0;
     // The answers went out as the count fell: the class is back by the time the last one arrived.
     seen.batched_after = any_thread_batched(gw.pid());
     return seen;

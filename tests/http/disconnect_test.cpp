@@ -9,6 +9,7 @@
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
+#include "support/wait.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -18,7 +19,6 @@
 
 #include <atomic>
 #include <future>
-#include <thread>
 
 namespace {
 
@@ -114,20 +114,28 @@ TEST(HttpDisconnect, APipelinedRequestWhileAnAnswerWaitsIsNotADisconnect) {
     inproc_server s;
     auto probe = add_waiting_tool(s.srv());
     auto started = probe->started.get_future();
-    auto release = std::make_shared<std::atomic<bool>>(false);
-    s.srv().add_tool(server::tool{.name = "hold", .description = "Answers once the test lets it"},
-                     [probe, release](json::object const&, server::request_context& ctx)
-                         -> boost::asio::awaitable<server::tool_result> {
-                         if (!probe->was_started.exchange(true))
-                             probe->started.set_value();
-                         boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-                         auto const give_up = std::chrono::steady_clock::now() + http_wait;
-                         while (!*release && !ctx.cancelled() && std::chrono::steady_clock::now() < give_up) {
-                             timer.expires_after(std::chrono::milliseconds(5));
-                             co_await timer.async_wait(boost::asio::use_awaitable);
-                         }
-                         co_return server::tool_result::text(ctx.cancelled() ? "cancelled" : "released");
-                     });
+    struct hold_state {
+        std::atomic<bool> release{false};
+        std::atomic<int> turns{0}; // the handler's waits, each a turn of the server's event loop
+        std::atomic<bool> stopped{false};
+    };
+    auto hold = std::make_shared<hold_state>();
+    s.srv().add_tool(
+        server::tool{.name = "hold", .description = "Answers once the test lets it"},
+        [probe, hold](json::object const&,
+                      server::request_context& ctx) -> boost::asio::awaitable<server::tool_result> {
+            if (!probe->was_started.exchange(true))
+                probe->started.set_value();
+            boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+            auto const give_up = std::chrono::steady_clock::now() + http_wait;
+            while (!hold->release && !ctx.cancelled() && std::chrono::steady_clock::now() < give_up) {
+                timer.expires_after(std::chrono::milliseconds(5));
+                co_await timer.async_wait(boost::asio::use_awaitable);
+                ++hold->turns;
+            }
+            hold->stopped = true;
+            co_return server::tool_result::text(ctx.cancelled() ? "cancelled" : "released");
+        });
     mcp_http c(s.ep());
     raw_socket kept(s.ep().port);
     ASSERT_TRUE(kept.connected());
@@ -136,8 +144,12 @@ TEST(HttpDisconnect, APipelinedRequestWhileAnAnswerWaitsIsNotADisconnect) {
     ASSERT_TRUE(ready(started));
     ASSERT_TRUE(kept.send(raw_request(
         s.ep(), c.spec_for(modern_request(2, "tools/call", call_params("echo", {{"text", "second"}}))))));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the second request is there to be seen
-    *release = true;
+    // On loopback the bytes are in the server's socket once send() returns; a timer's expiry and a socket's
+    // readiness are both learnt from one poll of the reactor, so after a few more turns of the handler the
+    // watch has seen the second request, and would have cancelled the first if it took data for a close.
+    int const sent_at = hold->turns;
+    ASSERT_TRUE(wait_until([&] { return hold->turns >= sent_at + 4 || hold->stopped; }, http_wait));
+    hold->release = true;
 
     auto const first = kept.read_response();
     ASSERT_FALSE(first.empty()) << "no answer to the first request";

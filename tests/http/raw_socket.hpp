@@ -7,6 +7,7 @@
 //     c.send(raw_request(ep, spec));              // a kept-alive request
 //     auto const answer = c.read_response();      // status line, headers and Content-Length body
 //     c.closed_within(http_wait);                 // the server ended the connection
+//     c.server_end_closed();                      // ... seen without reading what it sent
 #pragma once
 
 #include "http/http_client.hpp"
@@ -19,6 +20,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -29,7 +32,8 @@ class raw_socket {
 public:
     /// Connects to the loopback port; `rcvbuf` > 0 shrinks the receive buffer first (a client that reads
     /// slowly holds the server's write sooner).
-    explicit raw_socket(std::uint16_t port, int rcvbuf = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    explicit raw_socket(std::uint16_t port, int rcvbuf = 0)
+        : fd_(::socket(AF_INET, SOCK_STREAM, 0)), server_port_(port) {
         if (rcvbuf > 0)
             ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
         sockaddr_in a{};
@@ -114,8 +118,42 @@ public:
         }
     }
 
+    /// Whether the server has closed its end of the connection, seen in the kernel's table of TCP sockets
+    /// (its socket left ESTABLISHED, or is gone) without reading: the bytes it sent stay unread. A client
+    /// that stops reading cannot see the close otherwise, since the FIN waits behind the unread data.
+    [[nodiscard]] bool server_end_closed() const {
+        sockaddr_in mine{};
+        socklen_t size = sizeof mine;
+        if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&mine), &size) != 0)
+            return false;
+        auto const local_port = ntohs(mine.sin_port);
+        for (char const* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+            std::ifstream in(table);
+            std::string line;
+            std::getline(in, line); // the column names
+            while (std::getline(in, line)) {
+                std::istringstream fields(line);
+                std::string slot, local, remote, state;
+                if (!(fields >> slot >> local >> remote >> state))
+                    continue;
+                if (port_of(local) == server_port_ && port_of(remote) == local_port)
+                    return state != "01"; // TCP_ESTABLISHED
+            }
+        }
+        return true;
+    }
+
 private:
+    // The port of an "ADDRESS:PORT" entry of /proc/net/tcp (both in hex).
+    static std::uint16_t port_of(std::string const& entry) {
+        auto const colon = entry.rfind(':');
+        return colon == std::string::npos
+                   ? 0
+                   : static_cast<std::uint16_t>(std::stoul(entry.substr(colon + 1), nullptr, 16));
+    }
+
     int fd_;
+    std::uint16_t server_port_;
     bool connected_ = false;
     std::string pending_;
 };

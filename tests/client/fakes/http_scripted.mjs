@@ -11,13 +11,16 @@
 //   node http_scripted.mjs sse-open        legacy: tools/list answered on an SSE stream never ended
 // In the two SSE modes the one tool listed is named "posted-P-previous-S": P, the TCP connections that had
 // carried a POST when it answered (a client's GET stream is not counted: it opens when it likes); S, whether the
-// connection of the previous tools/list answer is "open" or "closed" ("none" for the first).
+// connection of the previous tools/list answer is "open" or "closed" ("none" for the first). A GET of /state
+// answers S for the last tools/list answer, so that a test can ask without the client running meanwhile.
+// An idle kept-alive connection is never closed by this server: a test may wait as long as it likes.
 import { createServer } from 'node:http';
 
 const mode = process.argv[2];
 const sessions = new Set();
 let posted = 0;
 let previous; // the socket of the last tools/list answer
+const stateOf = (socket) => (socket === undefined ? 'none' : socket.destroyed ? 'closed' : 'open');
 
 const server = createServer((req, res) => {
   let body = '';
@@ -32,6 +35,7 @@ const server = createServer((req, res) => {
       res.end();
       return;
     }
+    if (req.method === 'GET' && req.url === '/state') { res.writeHead(200); res.end(stateOf(previous)); return; }
     if (req.method === 'GET') { res.writeHead(405); res.end(); return; }
     if (req.method === 'DELETE') { sessions.delete(req.headers['mcp-session-id']); res.writeHead(200); res.end(); return; }
     let m;
@@ -52,7 +56,7 @@ const server = createServer((req, res) => {
     if (m.id === undefined) { res.writeHead(202); res.end(); return; }
     if (m.method === 'tools/list' && mode.startsWith('sse-')) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      const state = previous === undefined ? 'none' : previous.destroyed ? 'closed' : 'open';
+      const state = stateOf(previous);
       previous = req.socket;
       const tools = [{ name: `posted-${posted}-previous-${state}`, inputSchema: { type: 'object' } }];
       res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools } })}\n\n`);
@@ -73,6 +77,7 @@ server.on('request', (req) => {
     ++posted;
   }
 });
+server.keepAliveTimeout = 0;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
 });
