@@ -99,4 +99,19 @@ boost::json::object requirement(client_capability c) {
     return {};
 }
 
+std::optional<client_capability> capability_needed(std::string_view method,
+                                                   boost::json::value const& params) noexcept {
+    if (method == "elicitation/create") {
+        auto const* p = params.if_object();
+        auto const* mode = p ? p->if_contains("mode") : nullptr;
+        bool const url = mode && mode->is_string() && mode->get_string() == "url";
+        return url ? client_capability::elicitation_url : client_capability::elicitation_form;
+    }
+    if (method == "sampling/createMessage")
+        return client_capability::sampling;
+    if (method == "roots/list")
+        return client_capability::roots;
+    return std::nullopt;
+}
+
 } // namespace duet::protocol

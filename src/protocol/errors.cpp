@@ -149,4 +149,8 @@ error_object invalid_request(std::string message) {
     return make_error(errc::invalid_request, std::move(message));
 }
 
+error_object batch_not_allowed() {
+    return invalid_request("Invalid Request: JSON-RPC batches are only allowed in a 2025-03-26 session");
+}
+
 } // namespace duet::protocol

@@ -59,8 +59,4 @@ rejection unknown_session_rejection() {
         404};
 }
 
-error_object batch_not_allowed() {
-    return invalid_request("Invalid Request: JSON-RPC batches are only allowed in a 2025-03-26 session");
-}
-
 } // namespace duet::protocol

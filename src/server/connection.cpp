@@ -197,9 +197,7 @@ private:
         // Batches exist only in 2025-03-26 (removed in 2025-06-18); everywhere else the whole frame is
         // refused.
         if (!session_ || !protocol::batches_allowed(session_->version())) {
-            send(jsonrpc::error_response{
-                std::nullopt, protocol::invalid_request("Invalid Request: JSON-RPC batches are only "
-                                                        "allowed in a 2025-03-26 session")});
+            send(jsonrpc::error_response{std::nullopt, protocol::batch_not_allowed()});
             return;
         }
         ++active_;

@@ -7,22 +7,6 @@ namespace duet::server::detail {
 
 namespace {
 
-std::optional<protocol::client_capability> capability_for(std::string_view method,
-                                                          boost::json::value const& params) {
-    if (method == "elicitation/create") {
-        auto const* p = params.if_object();
-        auto const* mode = p ? p->if_contains("mode") : nullptr;
-        bool const url = mode && mode->is_string() && mode->get_string() == "url";
-        return url ? protocol::client_capability::elicitation_url
-                   : protocol::client_capability::elicitation_form;
-    }
-    if (method == "sampling/createMessage")
-        return protocol::client_capability::sampling;
-    if (method == "roots/list")
-        return protocol::client_capability::roots;
-    return std::nullopt;
-}
-
 jsonrpc::message refusal(jsonrpc::request_id const& id, protocol::error_object e) {
     return jsonrpc::error_response{id, std::move(e)};
 }
@@ -74,35 +58,25 @@ std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::reque
 
 std::optional<jsonrpc::notification>
 legacy_session::notification_for(server_event const& e, protocol::server_capabilities const& caps) const {
-    using kind = server_event::kind;
     if (!initialized_)
         return std::nullopt;
-    bool wanted = false;
-    switch (e.what) {
-    case kind::tools_changed:
-        wanted = caps.tools_list_changed;
-        break;
-    case kind::prompts_changed:
-        wanted = caps.prompts_list_changed;
-        break;
-    case kind::resources_changed:
-        wanted = caps.resources_list_changed;
-        break;
-    case kind::resource_updated:
+    // A list change reaches every session of a server that advertises it; an update, the sessions that
+    // subscribed to its URI (or above it).
+    auto const& change = protocol::info(e.what);
+    bool wanted = change.is_list_change() && caps.*change.advertised;
+    if (!change.is_list_change())
         for (auto const& s : subscriptions_.uris())
             wanted = wanted || covers(s, e.uri);
-        break;
-    }
     if (!wanted)
         return std::nullopt;
     boost::json::value params;
-    if (e.what == kind::resource_updated)
+    if (!change.is_list_change())
         params = boost::json::object{{"uri", e.uri}};
     return jsonrpc::notification{std::string(notification_method(e.what)), std::move(params)};
 }
 
 bool legacy_session::client_can_answer(std::string_view method, boost::json::value const& params) const {
-    auto const needed = capability_for(method, params);
+    auto const needed = protocol::capability_needed(method, params);
     return !needed || protocol::declares(*client_capabilities_, *needed);
 }
 

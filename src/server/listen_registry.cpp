@@ -34,12 +34,12 @@ std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
     listen l;
     l.out = out;
     boost::json::object honoured;
-    if (flag("toolsListChanged") && caps.tools_list_changed)
-        honoured["toolsListChanged"] = l.tools = true;
-    if (flag("promptsListChanged") && caps.prompts_list_changed)
-        honoured["promptsListChanged"] = l.prompts = true;
-    if (flag("resourcesListChanged") && caps.resources_list_changed)
-        honoured["resourcesListChanged"] = l.resources = true;
+    for (auto const& change : protocol::change_table()) {
+        if (change.is_list_change() && flag(change.listen_flag) && caps.*change.advertised) {
+            honoured[change.listen_flag] = true;
+            l.lists.set(static_cast<std::size_t>(change.what));
+        }
+    }
     if (auto const* subs = requested.if_contains("resourceSubscriptions")) {
         if (!subs->is_array())
             return refusal(r.id, protocol::invalid_params("Invalid params: resourceSubscriptions must be "
@@ -80,28 +80,16 @@ void listen_registry::end_all() {
 }
 
 void listen_registry::deliver(server_event const& e) {
-    using kind = server_event::kind;
+    bool const list_change = protocol::info(e.what).is_list_change();
     for (auto const& [id, l] : listens_) {
-        bool wanted = false;
-        switch (e.what) {
-        case kind::tools_changed:
-            wanted = l.tools;
-            break;
-        case kind::prompts_changed:
-            wanted = l.prompts;
-            break;
-        case kind::resources_changed:
-            wanted = l.resources;
-            break;
-        case kind::resource_updated:
+        bool wanted = list_change && l.lists.test(static_cast<std::size_t>(e.what));
+        if (!list_change)
             for (auto const& u : l.uris)
                 wanted = wanted || covers(u, e.uri);
-            break;
-        }
         if (!wanted)
             continue;
         boost::json::object params{{"_meta", subscription_meta(id)}};
-        if (e.what == kind::resource_updated)
+        if (!list_change)
             params["uri"] = e.uri;
         send(jsonrpc::notification{std::string(notification_method(e.what)), std::move(params)}, l.out);
     }

@@ -9,6 +9,7 @@
 
 #include "server_events.hpp"
 
+#include <bitset>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,9 +44,8 @@ public:
 private:
     struct listen {
         connection::writer out; ///< where this listen's messages go (HTTP: its own SSE stream)
-        bool tools = false;
-        bool prompts = false;
-        bool resources = false;
+        /// The list changes it asked for and the server offers, by protocol::server_change.
+        std::bitset<4> lists;
         std::vector<std::string> uris;
         resource_watches watches; ///< the honoured resourceSubscriptions, counted while the listen lasts
     };

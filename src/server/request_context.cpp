@@ -104,21 +104,6 @@ namespace duet::server {
 
 namespace {
 
-std::optional<protocol::client_capability> capability_of(input_request const& r) {
-    if (r.method == "elicitation/create") {
-        auto const* p = r.params.if_object();
-        auto const* mode = p ? p->if_contains("mode") : nullptr;
-        bool const url = mode && mode->is_string() && mode->get_string() == "url";
-        return url ? protocol::client_capability::elicitation_url
-                   : protocol::client_capability::elicitation_form;
-    }
-    if (r.method == "sampling/createMessage")
-        return protocol::client_capability::sampling;
-    if (r.method == "roots/list")
-        return protocol::client_capability::roots;
-    return std::nullopt;
-}
-
 // Whether a client's answer has the shape its method's result must have (ElicitResult, CreateMessageResult,
 // ListRootsResult); a garbage answer is the client's error, not a reason to ask again.
 bool well_formed_answer(std::string_view method, boost::json::value const& v) {
@@ -172,7 +157,7 @@ request_context::async_inputs(std::vector<input_request> requests) {
         std::vector<std::size_t> asked_at;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             auto& r = requests[i];
-            if (auto c = capability_of(r); c && !declares(*c)) {
+            if (auto c = protocol::capability_needed(r.method, r.params); c && !declares(*c)) {
                 results.emplace_back(missing());
                 continue;
             }
@@ -212,7 +197,7 @@ request_context::async_inputs(std::vector<input_request> requests) {
         co_return results;
     }
     for (auto& r : requests) {
-        if (auto c = capability_of(r); c && !declares(*c)) {
+        if (auto c = protocol::capability_needed(r.method, r.params); c && !declares(*c)) {
             results.emplace_back(missing());
             continue;
         }

@@ -2,6 +2,8 @@
 // watched URIs an update concerns, and the watches themselves, counted at the server.
 #pragma once
 
+#include <duet/protocol/method_table.hpp>
+#include <duet/protocol/server_changes.hpp>
 #include <duet/server/server.hpp>
 
 #include <set>
@@ -11,19 +13,9 @@
 
 namespace duet::server::detail {
 
-/// The notification method that announces `what`.
+/// The notification method that announces `what` (protocol/server_changes.hpp).
 [[nodiscard]] inline std::string_view notification_method(server_event::kind what) noexcept {
-    switch (what) {
-    case server_event::kind::tools_changed:
-        return "notifications/tools/list_changed";
-    case server_event::kind::prompts_changed:
-        return "notifications/prompts/list_changed";
-    case server_event::kind::resources_changed:
-        return "notifications/resources/list_changed";
-    case server_event::kind::resource_updated:
-        return "notifications/resources/updated";
-    }
-    return "";
+    return protocol::info(protocol::info(what).notification).name;
 }
 
 /// A watched URI covers itself and anything below it ("file:///dir" covers "file:///dir/a.txt").

@@ -11,8 +11,11 @@
 #include <duet/protocol/version.hpp>
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace duet::protocol {
 
@@ -62,5 +65,10 @@ enum class client_capability : std::uint8_t {
 
 /// The smallest ClientCapabilities object that declares `c`, for -32021's `requiredCapabilities`.
 [[nodiscard]] boost::json::object requirement(client_capability c);
+
+/// The client capability a server-to-client request needs (elicitation by its `mode`, sampling, roots);
+/// none for a method that needs none.
+[[nodiscard]] std::optional<client_capability> capability_needed(std::string_view method,
+                                                                 boost::json::value const& params) noexcept;
 
 } // namespace duet::protocol

@@ -110,6 +110,9 @@ struct rejection {
 
 /// -32600 with a message saying what is wrong.
 [[nodiscard]] error_object invalid_request(std::string message);
+/// -32600 for a batch outside a session whose version allows batches (batches_allowed() in version.hpp),
+/// on every transport.
+[[nodiscard]] error_object batch_not_allowed();
 
 } // namespace duet::protocol
 

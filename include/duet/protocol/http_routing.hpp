@@ -78,7 +78,4 @@ enum class session_request_route : std::uint8_t {
 /// open a new one (ERA-POLICY "HTTP routing").
 [[nodiscard]] rejection unknown_session_rejection();
 
-/// -32600 for a batch outside a session whose version allows batches (see batches_allowed()).
-[[nodiscard]] error_object batch_not_allowed();
-
 } // namespace duet::protocol

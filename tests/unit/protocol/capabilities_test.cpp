@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -188,6 +189,30 @@ TEST(Capabilities, RequirementIsTheSmallestDeclaringObject) {
         auto const req = requirement(c);
         EXPECT_EQ(json::value(req), json::parse(expected));
         EXPECT_TRUE(declares(req, c)) << expected;
+    }
+}
+
+// A server-to-client request is sent only to a client that declared what it needs: elicitation by its mode
+// (no mode is form), sampling, roots; anything else needs nothing.
+TEST(Capabilities, CapabilityNeededByEachServerToClientRequest) {
+    struct row {
+        std::string_view method;
+        std::string_view params;
+        std::optional<client_capability> expected;
+    };
+    for (auto const& [method, params, expected] : {
+             row{"elicitation/create", R"({"message":"m"})", client_capability::elicitation_form},
+             row{"elicitation/create", R"({"mode":"form"})", client_capability::elicitation_form},
+             row{"elicitation/create", R"({"mode":"url","url":"https://x"})",
+                 client_capability::elicitation_url},
+             row{"elicitation/create", R"({"mode":7})", client_capability::elicitation_form},
+             row{"elicitation/create", "null", client_capability::elicitation_form},
+             row{"sampling/createMessage", "{}", client_capability::sampling},
+             row{"roots/list", "{}", client_capability::roots},
+             row{"ping", "{}", std::nullopt},
+             row{"tools/list", "{}", std::nullopt},
+         }) {
+        EXPECT_EQ(capability_needed(method, json::parse(params)), expected) << method << " " << params;
     }
 }
 
