@@ -3,7 +3,9 @@
 #include "control_connection.hpp"
 
 #include <duet/gateway/translate.hpp>
+#include <duet/protocol/method_table.hpp>
 #include <duet/protocol/param_headers.hpp>
+#include <duet/protocol/server_changes.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -19,6 +21,7 @@ namespace duet::gateway::detail {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
+using protocol::method_id;
 
 namespace {
 
@@ -71,25 +74,20 @@ void control_connection::detach() {
 }
 
 void control_connection::on_upstream_notification(std::string const& method, json::object const& params) {
-    using kind = server::server_event::kind;
-    bool tools_changed = false;
+    auto const* change = protocol::change_of(method);
+    if (!change)
+        return;
     {
         std::lock_guard lock(server_mutex_);
         if (!server_)
             return;
-        if (method == "notifications/tools/list_changed") {
-            server_->notify_list_changed(kind::tools_changed);
-            tools_changed = true;
-        } else if (method == "notifications/prompts/list_changed") {
-            server_->notify_list_changed(kind::prompts_changed);
-        } else if (method == "notifications/resources/list_changed") {
-            server_->notify_list_changed(kind::resources_changed);
-        } else if (method == "notifications/resources/updated") {
-            if (auto const* uri = params.if_contains("uri"); uri && uri->is_string())
-                server_->notify_resource_updated(std::string(uri->get_string()));
+        if (change->is_list_change()) {
+            server_->notify_list_changed(change->what);
+        } else if (auto const* uri = params.if_contains("uri"); uri && uri->is_string()) {
+            server_->notify_resource_updated(std::string(uri->get_string()));
         }
     }
-    if (tools_changed) { // the new tools' x-mcp-header bindings
+    if (change->what == protocol::server_change::tools_changed) { // the new tools' x-mcp-header bindings
         auto self = shared_from_this();
         asio::co_spawn(ex_, async_learn_tools(std::move(self)), asio::detached);
     }
@@ -133,7 +131,8 @@ awaitable<void> control_connection::async_apply_watch(std::shared_ptr<control_co
         co_return;
     if (self->profile_->era == protocol::era::legacy) {
         json::object params{{"uri", uri}};
-        std::string method(watched ? "resources/subscribe" : "resources/unsubscribe");
+        std::string method(
+            protocol::info(watched ? method_id::resources_subscribe : method_id::resources_unsubscribe).name);
         auto control = self->client_;
         auto r = co_await control->async_request(std::move(method), std::move(params));
         if (!r)
@@ -260,17 +259,12 @@ awaitable<void> control_connection::async_reconnect(std::shared_ptr<control_conn
     }
     asio::co_spawn(self->ex_, async_learn_tools(self), asio::detached);
     // What a server started again offers may differ from before: clients that listen re-read it.
-    using kind = server::server_event::kind;
     auto const& caps = self->profile_->caps;
     std::lock_guard lock(self->server_mutex_);
-    if (self->server_) {
-        if (caps.tools_list_changed)
-            self->server_->notify_list_changed(kind::tools_changed);
-        if (caps.prompts_list_changed)
-            self->server_->notify_list_changed(kind::prompts_changed);
-        if (caps.resources_list_changed)
-            self->server_->notify_list_changed(kind::resources_changed);
-    }
+    if (self->server_)
+        for (auto const& change : protocol::change_table())
+            if (change.is_list_change() && caps.*change.advertised)
+                self->server_->notify_list_changed(change.what);
 }
 
 void control_connection::stop() {

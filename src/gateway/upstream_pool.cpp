@@ -1,6 +1,8 @@
 // The upstream connections forwarded calls go out on (upstream_pool.hpp).
 #include "upstream_pool.hpp"
 
+#include <duet/protocol/method_table.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -125,7 +127,7 @@ upstream_pool::async_connect(std::shared_ptr<upstream_pool> self, std::optional<
     if (profile.era == protocol::era::legacy && profile.caps.logging) {
         // Every line comes back; each downstream request's own threshold filters (ctx.log).
         json::object params{{"level", "debug"}};
-        std::string method("logging/setLevel");
+        std::string method(protocol::info(protocol::method_id::logging_set_level).name);
         [[maybe_unused]] auto set =
             co_await conn->client->async_request(std::move(method), std::move(params));
     }
