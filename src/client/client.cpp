@@ -389,21 +389,27 @@ awaitable<result<json::object>> client::async_complete(json::object ref, std::st
     co_return r;
 }
 
-namespace {
-
-// Whether a listen with `filter` asks for the list change `what`.
-bool asks_for(listen_filter const& filter, protocol::server_change what) {
+bool listen_filter::*list_change_flag(protocol::server_change what) noexcept {
     switch (what) {
     case protocol::server_change::tools_changed:
-        return filter.tools_list_changed;
+        return &listen_filter::tools_list_changed;
     case protocol::server_change::prompts_changed:
-        return filter.prompts_list_changed;
+        return &listen_filter::prompts_list_changed;
     case protocol::server_change::resources_changed:
-        return filter.resources_list_changed;
+        return &listen_filter::resources_list_changed;
     case protocol::server_change::resource_updated:
-        return !filter.resource_subscriptions.empty();
+        return nullptr;
     }
-    return false;
+    return nullptr;
+}
+
+namespace {
+
+// Whether a listen with `filter` asks for the change `what`.
+bool asks_for(listen_filter const& filter, protocol::server_change what) {
+    if (auto const flag = list_change_flag(what))
+        return filter.*flag;
+    return !filter.resource_subscriptions.empty();
 }
 
 // Waits until cancelled or the connection ends (legacy listen).

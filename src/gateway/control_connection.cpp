@@ -156,15 +156,17 @@ awaitable<void> control_connection::async_apply_watch(std::shared_ptr<control_co
 
 // Modern upstream: the listen that brings the list changes it advertises.
 void control_connection::start_announcements() {
-    auto const& caps = profile_->caps;
-    if (profile_->era != protocol::era::modern ||
-        !(caps.tools_list_changed || caps.prompts_list_changed || caps.resources_list_changed))
+    if (profile_->era != protocol::era::modern)
         return;
     client::listen_filter f;
-    f.tools_list_changed = caps.tools_list_changed;
-    f.prompts_list_changed = caps.prompts_list_changed;
-    f.resources_list_changed = caps.resources_list_changed;
-    start_listen(std::move(f), announcements_);
+    bool any = false;
+    for (auto const& change : protocol::change_table())
+        if (change.is_list_change() && profile_->caps.*change.advertised) {
+            f.*client::list_change_flag(change.what) = true;
+            any = true;
+        }
+    if (any)
+        start_listen(std::move(f), announcements_);
 }
 
 void control_connection::start_listen(client::listen_filter filter,

@@ -29,6 +29,7 @@
 #include <duet/client/connect_mode.hpp>
 #include <duet/client/error.hpp>
 #include <duet/client/target.hpp>
+#include <duet/protocol/server_changes.hpp>
 #include <duet/protocol/version.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -152,6 +153,10 @@ struct listen_filter {
     bool resources_list_changed = false;
     std::vector<std::string> resource_subscriptions;
 };
+
+/// The member of listen_filter that asks for the list change `what` (a row of protocol/server_changes.hpp);
+/// null for resource_updated, which a listen asks for by URI (`resource_subscriptions`).
+[[nodiscard]] bool listen_filter::*list_change_flag(protocol::server_change what) noexcept;
 
 /// One event of a listen.
 struct listen_event {
