@@ -423,8 +423,8 @@ std::shared_ptr<void> upstream_backend::on_session(protocol::version version,
 }
 
 awaitable<server::answer_result> upstream_backend::async_answer(protocol::method_id method,
-                                                              json::object const& params,
-                                                              server::request_context& ctx) {
+                                                                json::object const& params,
+                                                                server::request_context& ctx) {
     auto const started = std::chrono::steady_clock::now();
     auto self = impl_;
     auto log = [&](std::string const& status) {

@@ -60,8 +60,8 @@ private:
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
                                         std::shared_ptr<server::connection> conn,
                                         std::shared_ptr<stream_queue> queue,
-                                        std::shared_ptr<server::connection::answer> outcome,
-                                        std::string line, stream_queue::outcome got, bool modern);
+                                        std::shared_ptr<server::connection::answer> outcome, std::string line,
+                                        stream_queue::outcome got, bool modern);
 
     server_context& ctx_;
     std::atomic<std::size_t> open_listens_{0};
