@@ -21,6 +21,7 @@
 #pragma once
 
 #include <duet/server/server.hpp>
+#include <duet/store/session_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
@@ -49,6 +50,9 @@ struct http_options {
     std::size_t max_header_bytes = 16 * 1024;
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
     std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
+    /// The legacy sessions and their resumable streams. Null: an in-memory store within max_sessions,
+    /// replay_events and resumable_streams (which a given store does not read: it has limits of its own).
+    std::shared_ptr<store::session_store> session_store;
     std::size_t max_sessions = 10000;
     std::chrono::milliseconds session_expiry = std::chrono::hours(1);
     std::size_t max_listen_streams = 1000;

@@ -54,7 +54,7 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
     switch (protocol::route_post_message(found.lookup)) {
     case protocol::message_route::to_session:
         found.session->touch();
-        found.session->conn->receive(std::move(msg));
+        live(*found.session).conn->receive(std::move(msg));
         break;
     case protocol::message_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());
@@ -93,7 +93,7 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
 
 asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request& req, bool keep_alive,
                                                  jsonrpc::batch b, session_streams::found found) {
-    auto const negotiated = found.session ? found.session->conn->legacy_version() : std::nullopt;
+    auto const negotiated = found.session ? live(*found.session).conn->legacy_version() : std::nullopt;
     switch (protocol::route_batch(found.lookup, negotiated)) {
     case protocol::batch_route::in_session:
         return sessions_.serve_batch(stream, req, keep_alive, std::move(b), std::move(found.session));

@@ -5,6 +5,7 @@
 
 #include "bounded_socket.hpp"
 #include "drain_registry.hpp"
+#include "live_session.hpp"
 #include "modern_responses.hpp"
 #include "reply.hpp"
 #include "request.hpp"
@@ -54,6 +55,13 @@ std::size_t usable_cpus() {
     if (::sched_getaffinity(0, sizeof set, &set) == 0)
         return static_cast<std::size_t>(std::max(1, CPU_COUNT(&set)));
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Sessions this process serves end with their connection; another process's are its own to end.
+void end_session(store::session& s) {
+    s.end();
+    if (s.local())
+        http::live(s).conn->finish([] {});
 }
 
 } // namespace
@@ -140,10 +148,8 @@ private:
                     entry->stream->cancel();
             });
         // Streams end with their final messages; sessions end; requests in flight get until the deadline.
-        for (auto const& s : ctx_.sessions.all()) {
-            s->end();
-            s->conn->finish([] {});
-        }
+        for (auto const& s : ctx_.sessions->all())
+            end_session(*s);
         for (auto const& [c, listen] : ctx_.registry.live_connections()) {
             // A listen's stream ends after the result finish() writes to it; other requests run to their end.
             if (listen)
@@ -171,10 +177,8 @@ private:
         sweep_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (ec)
                 return;
-            for (auto const& s : self->ctx_.sessions.expire(self->ctx_.options.session_expiry)) {
-                s->end();
-                s->conn->finish([] {});
-            }
+            for (auto const& s : self->ctx_.sessions->expire(self->ctx_.options.session_expiry))
+                end_session(*s);
             self->schedule_sweep();
         });
     }

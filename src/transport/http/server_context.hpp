@@ -2,26 +2,37 @@
 // owned by http_server::impl and outliving every request.
 #pragma once
 
+#include <duet/store/memory.hpp>
+#include <duet/store/session_store.hpp>
 #include <duet/transport/http_server.hpp>
 
 #include "drain_registry.hpp"
 #include "reply.hpp"
-#include "session_store.hpp"
 #include "sse_framing.hpp"
 
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 
 namespace duet::transport::http {
 
 /// How long a response waits for its first message: the handler's own business (a drain ends it sooner).
 inline constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 
+/// The store options.session_store names, else an in-memory one within the options' limits.
+[[nodiscard]] inline std::shared_ptr<store::session_store> session_store_for(http_options const& options) {
+    if (options.session_store)
+        return options.session_store;
+    return store::make_memory_session_store({.max_sessions = options.max_sessions,
+                                             .replay_events = options.replay_events,
+                                             .resumable_streams = options.resumable_streams});
+}
+
 struct server_context {
     server_context(http_options o, boost::asio::io_context& io_context)
-        : options(std::move(o)), io(io_context), sessions(options.max_sessions),
+        : options(std::move(o)), io(io_context), sessions(session_store_for(options)),
           replies(options.read_timeout), sse(options.read_timeout, options.sse_retry) {}
 
     http_options const options;
@@ -30,7 +41,8 @@ struct server_context {
     /// lock and a hand-off to every completion.
     bool serial = false;
     std::atomic<bool> draining{false};
-    session_store sessions;
+    /// Reached through the interface only: a shared store is a drop-in.
+    std::shared_ptr<store::session_store> const sessions;
     drain_registry registry;
     reply_writer replies;
     sse_writer sse;

@@ -21,8 +21,8 @@ namespace {
 
 constexpr std::string_view session_header = "Mcp-Session-Id";
 
-bool polls(legacy_session const& session) {
-    auto const negotiated = session.conn->legacy_version();
+bool polls(store::session const& session) {
+    auto const negotiated = live(session).conn->legacy_version();
     return negotiated && protocol::sse_polling(*negotiated);
 }
 
@@ -37,7 +37,7 @@ struct session_streams::session_sink {
     std::vector<std::string> early;
     bool close_requested = false;
     std::optional<server::connection::answer> answer; ///< came before the stream was opened
-    std::shared_ptr<event_stream> es;
+    std::shared_ptr<store::event_log> es;
     unsigned http_status = 200;
 
     void write(std::string line) {
@@ -62,7 +62,7 @@ struct session_streams::session_sink {
             answer = std::move(h);
     }
     // The stream takes over: what came so far, in order. `mutex` held.
-    void open(std::shared_ptr<event_stream> stream) {
+    void open(std::shared_ptr<store::event_log> stream) {
         es = std::move(stream);
         for (auto& line : early)
             es->publish(std::move(line));
@@ -85,7 +85,9 @@ struct session_streams::session_sink {
 asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, request const& req,
                                                     bool keep_alive, jsonrpc::request r,
                                                     protocol::http_facts facts, server::server& srv) {
-    auto s = ctx_.sessions.create(ctx_.options.replay_events, ctx_.options.resumable_streams);
+    auto local = std::make_shared<live_session>();
+    local->owner = &srv;
+    auto s = ctx_.sessions->create(local);
     if (!s) {
         reply answer = reply{bhttp::status::service_unavailable,
                              error_body(r.id, protocol::make_error(protocol::errc::internal_error,
@@ -93,25 +95,24 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
     }
-    std::weak_ptr<legacy_session> weak = s;
-    s->owner = &srv;
+    std::weak_ptr<store::session> weak = s;
     // A strand of its own on the io_context, not one nested in this socket's: the session outlives this
     // socket, and its requests come on others.
-    s->conn = server::connection::create(
+    local->conn = server::connection::create(
         srv, ctx_.io.get_executor(),
         [weak](std::string line) {
-            if (auto live = weak.lock())
-                live->publish(std::move(line));
+            if (auto open = weak.lock())
+                open->standalone()->publish(std::move(line));
         },
         server::connection_options{.executor_is_serial = ctx_.serial});
     server::connection::writer to_session;
-    auto h = co_await s->conn->async_answer(std::move(r), &facts, std::move(to_session));
+    auto h = co_await local->conn->async_answer(std::move(r), &facts, std::move(to_session));
     bool const opened = h.message && std::holds_alternative<jsonrpc::response>(*h.message);
     reply out{static_cast<bhttp::status>(h.http_status), h.message ? jsonrpc::serialize(*h.message) : ""};
     if (opened)
         out.headers.emplace_back(std::string(session_header), s->id());
     else
-        ctx_.sessions.remove(s->id());
+        ctx_.sessions->remove(s->id());
     co_await ctx_.replies.write(stream, req, out, keep_alive);
     co_return true;
 }
@@ -122,7 +123,7 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
 // (connection::answer_now answers the request on this thread when the session's strand is free): those need
 // neither a stream nor a watch on the peer, nor a coroutine of their own; anything else goes on in follow().
 asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                             std::shared_ptr<legacy_session> session, jsonrpc::request r,
+                                             std::shared_ptr<store::session> session, jsonrpc::request r,
                                              protocol::http_facts facts) {
     session->touch();
     bool const polling = polls(*session);
@@ -139,8 +140,8 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
     auto settle = [sink](server::connection::answer h) {
         sink->settle(std::move(h));
     };
-    auto now = session->conn->answer_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
-                                         std::move(end_stream));
+    auto now = live(*session).conn->answer_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
+                                               std::move(end_stream));
     {
         std::lock_guard lock(sink->mutex);
         if (now && sink->early.empty() && !sink->close_requested) {
@@ -158,7 +159,7 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
 // The rest of serve() for a request that streams or has not answered yet: the response waits to see which it
 // is.
 asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request const& req, bool keep_alive,
-                                              std::shared_ptr<legacy_session> session,
+                                              std::shared_ptr<store::session> session,
                                               std::shared_ptr<session_sink> sink, bool polling) {
     auto es = session->open_stream();
     auto wake = std::make_shared<stream_queue>(stream.get_executor());
@@ -215,7 +216,7 @@ asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request co
 
 asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, request const& req,
                                                    bool keep_alive, jsonrpc::batch b,
-                                                   std::shared_ptr<legacy_session> session) {
+                                                   std::shared_ptr<store::session> session) {
     session->touch();
     auto const facts = facts_of(req);
     std::vector<jsonrpc::message> replies;
@@ -227,11 +228,11 @@ asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, reque
         }
         if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
             server::connection::writer to_session; // none: the session's own stream
-            auto h = co_await session->conn->async_answer(std::move(*r), &facts, std::move(to_session));
+            auto h = co_await live(*session).conn->async_answer(std::move(*r), &facts, std::move(to_session));
             if (h.message)
                 replies.push_back(std::move(*h.message));
         } else {
-            session->conn->receive(std::move(*element));
+            live(*session).conn->receive(std::move(*element));
         }
     }
     reply r{replies.empty() ? bhttp::status::accepted : bhttp::status::ok, {}};

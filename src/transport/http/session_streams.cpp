@@ -1,5 +1,6 @@
 #include "session_streams.hpp"
 
+#include "event_ids.hpp"
 #include "head_fields.hpp"
 #include "reply.hpp"
 
@@ -20,16 +21,17 @@ session_streams::found session_streams::find(request const& req, server::server 
     auto const id = header(req, session_header);
     if (!id)
         return {};
-    auto s = ctx_.sessions.find(std::string(*id));
-    // A session of another endpoint is unknown here. Not touched: only legacy traffic keeps a session alive;
-    // a modern request never reads or changes one (ERA-POLICY), whatever stale id it carries.
-    if (!s || s->owner != &srv || s->ended())
+    auto s = ctx_.sessions->find(*id);
+    // A session of another endpoint is unknown here, and so (until a shared store routes it) is one another
+    // process serves. Not touched: only legacy traffic keeps a session alive; a modern request never reads or
+    // changes one (ERA-POLICY), whatever stale id it carries.
+    if (!s || !s->local() || live(*s).owner != &srv)
         return {nullptr, protocol::session_lookup::unknown};
     return {std::move(s), protocol::session_lookup::live};
 }
 
 asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request const& req, bool keep_alive,
-                                                 std::shared_ptr<legacy_session> session) {
+                                                 std::shared_ptr<store::session> session) {
     session->touch();
     if (!accepts(req, "text/event-stream")) {
         reply answer = invalid_request_reply(bhttp::status::not_acceptable,
@@ -37,7 +39,7 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
     }
-    std::shared_ptr<event_stream> es;
+    std::shared_ptr<store::event_log> es;
     std::uint64_t after = 0;
     auto const resume = header(req, "Last-Event-ID");
     if (resume) {
@@ -65,7 +67,7 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
     }
-    auto const negotiated = session->conn->legacy_version();
+    auto const negotiated = live(*session).conn->legacy_version();
     bool const polling = negotiated && protocol::sse_polling(*negotiated);
     if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
         !co_await ctx_.sse.opening(stream, *es, after, polling)) {
@@ -78,10 +80,10 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
 }
 
 asio::awaitable<bool> session_streams::end_session(bounded_socket& stream, request const& req,
-                                                   bool keep_alive, std::shared_ptr<legacy_session> session) {
-    ctx_.sessions.remove(session->id());
+                                                   bool keep_alive, std::shared_ptr<store::session> session) {
+    ctx_.sessions->remove(session->id());
     session->end();
-    session->conn->finish([] {});
+    live(*session).conn->finish([] {});
     reply answer = reply{bhttp::status::ok, {}};
     co_await ctx_.replies.write(stream, req, answer, keep_alive);
     co_return true;
@@ -90,8 +92,8 @@ asio::awaitable<bool> session_streams::end_session(bounded_socket& stream, reque
 // Writes the events of `es` after `after` as they come, each with its id, and keep-alive comments while idle,
 // until one of relay_end happens. The session's reader must be attached as `token`.
 asio::awaitable<session_streams::relay_end>
-session_streams::relay(bounded_socket& stream, event_stream& es, std::uint64_t token, std::uint64_t after,
-                       stream_queue& wake, peer_watch const& watch, legacy_session const& session) {
+session_streams::relay(bounded_socket& stream, store::event_log& es, std::uint64_t token, std::uint64_t after,
+                       stream_queue& wake, peer_watch const& watch, store::session const& session) {
     bool const standalone = es.number() == 0;
     std::string ignored;
     for (;;) {
@@ -119,8 +121,9 @@ session_streams::relay(bounded_socket& stream, event_stream& es, std::uint64_t t
 
 // Ends a relayed stream's response: properly unless the peer is gone; a POST stream whose every event reached
 // the client is forgotten (nothing is left to resume). Returns whether the connection goes on.
-asio::awaitable<bool> session_streams::finish_relay(bounded_socket& stream, legacy_session& session,
-                                                    event_stream& es, std::uint64_t token, relay_end end) {
+asio::awaitable<bool> session_streams::finish_relay(bounded_socket& stream, store::session& session,
+                                                    store::event_log& es, std::uint64_t token,
+                                                    relay_end end) {
     es.detach(token);
     if (end == relay_end::complete && es.number() != 0)
         session.forget_stream(es.number());

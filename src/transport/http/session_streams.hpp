@@ -1,19 +1,21 @@
 // Legacy Streamable HTTP sessions on the wire: `initialize` opens one, its requests are answered on their
 // POST (JSON when the answer comes first, else a resumable SSE stream whose events carry ids), GET delivers
 // its standalone stream or resumes any of its streams from `Last-Event-ID`, DELETE ends it. What the session
-// holds is in session_store.hpp; POSTs are in session_posts.cpp, GET and DELETE in session_streams.cpp.
+// holds is in store/session_store.hpp and live_session.hpp; POSTs are in session_posts.cpp, GET and DELETE in
+// session_streams.cpp.
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
 #include <duet/protocol/admission.hpp>
 #include <duet/protocol/http_routing.hpp>
+#include <duet/store/event_log.hpp>
+#include <duet/store/session_store.hpp>
 
 #include "bounded_socket.hpp"
-#include "event_stream.hpp"
+#include "live_session.hpp"
 #include "peer_watch.hpp"
 #include "request.hpp"
 #include "server_context.hpp"
-#include "session_store.hpp"
 #include "stream_queue.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -30,7 +32,7 @@ public:
 
     /// The session a request's Mcp-Session-Id names at the endpoint of `srv`, and what the lookup found.
     struct found {
-        std::shared_ptr<legacy_session> session; ///< null unless `lookup` is live
+        std::shared_ptr<store::session> session; ///< null unless `lookup` is live
         protocol::session_lookup lookup = protocol::session_lookup::none;
     };
     [[nodiscard]] found find(request const& req, server::server const& srv) const;
@@ -43,11 +45,11 @@ public:
                                               server::server& srv);
     /// A request of a live session.
     boost::asio::awaitable<bool> serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                       std::shared_ptr<legacy_session> session, jsonrpc::request r,
+                                       std::shared_ptr<store::session> session, jsonrpc::request r,
                                        protocol::http_facts facts);
     /// A batch of a live session whose version allows batches: every request answered in one response.
     boost::asio::awaitable<bool> serve_batch(bounded_socket& stream, request const& req, bool keep_alive,
-                                             jsonrpc::batch b, std::shared_ptr<legacy_session> session);
+                                             jsonrpc::batch b, std::shared_ptr<store::session> session);
 
     // ---- GET and DELETE (session_streams.cpp)
 
@@ -55,15 +57,15 @@ public:
     /// to (standalone or a POST's) from after that event, taken over from a reader the server still thinks
     /// alive.
     boost::asio::awaitable<bool> stream_to(bounded_socket& stream, request const& req, bool keep_alive,
-                                           std::shared_ptr<legacy_session> session);
+                                           std::shared_ptr<store::session> session);
     /// DELETE: ends the session.
     boost::asio::awaitable<bool> end_session(bounded_socket& stream, request const& req, bool keep_alive,
-                                             std::shared_ptr<legacy_session> session);
+                                             std::shared_ptr<store::session> session);
 
 private:
     struct session_sink;
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
-                                        std::shared_ptr<legacy_session> session,
+                                        std::shared_ptr<store::session> session,
                                         std::shared_ptr<session_sink> sink, bool polling);
 
     // How a relayed session stream ended.
@@ -74,11 +76,11 @@ private:
         over,       ///< the session ended or the server drains (standalone stream)
         peer_gone,  ///< the client went away or a write failed
     };
-    boost::asio::awaitable<relay_end> relay(bounded_socket& stream, event_stream& es, std::uint64_t token,
+    boost::asio::awaitable<relay_end> relay(bounded_socket& stream, store::event_log& es, std::uint64_t token,
                                             std::uint64_t after, stream_queue& wake, peer_watch const& watch,
-                                            legacy_session const& session);
-    boost::asio::awaitable<bool> finish_relay(bounded_socket& stream, legacy_session& session,
-                                              event_stream& es, std::uint64_t token, relay_end end);
+                                            store::session const& session);
+    boost::asio::awaitable<bool> finish_relay(bounded_socket& stream, store::session& session,
+                                              store::event_log& es, std::uint64_t token, relay_end end);
 
     server_context& ctx_;
 };

@@ -1,5 +1,7 @@
 #include "sse_framing.hpp"
 
+#include "event_ids.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -63,8 +65,8 @@ asio::awaitable<bool> sse_writer::keepalive(bounded_socket& stream) const {
     co_return co_await chunk(stream, text);
 }
 
-asio::awaitable<bool> sse_writer::opening(bounded_socket& stream, event_stream const& es, std::uint64_t after,
-                                          bool polling) const {
+asio::awaitable<bool> sse_writer::opening(bounded_socket& stream, store::event_log const& es,
+                                          std::uint64_t after, bool polling) const {
     std::string text = "retry: " + std::to_string(retry_.count()) + "\n";
     if (polling)
         text = "id: " + format_event_id(es.number(), after) + "\n" + text + "data: \n";

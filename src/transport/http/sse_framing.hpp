@@ -3,8 +3,9 @@
 // chunk. Each write that does not go through must within the write timeout; each says whether it did.
 #pragma once
 
+#include <duet/store/event_log.hpp>
+
 #include "bounded_socket.hpp"
-#include "event_stream.hpp"
 #include "request.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -34,8 +35,8 @@ public:
     boost::asio::awaitable<bool> keepalive(bounded_socket& stream) const;
     /// What opens a session stream read after `after`: the reconnection delay and, when the session polls
     /// (protocol::sse_polling), a priming event: the stream's position as its id, and empty data.
-    boost::asio::awaitable<bool> opening(bounded_socket& stream, event_stream const& es, std::uint64_t after,
-                                         bool polling) const;
+    boost::asio::awaitable<bool> opening(bounded_socket& stream, store::event_log const& es,
+                                         std::uint64_t after, bool polling) const;
 
 private:
     boost::asio::awaitable<bool> chunk(bounded_socket& stream, std::string& data) const;

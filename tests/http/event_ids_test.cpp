@@ -1,7 +1,7 @@
-// The transport's stream buffers on their own (src/transport/http): event ids and their parsing, the bounded
-// replay window of a session stream, one reader at a time with take-over by a resumption, the handler's close
-// request; and the bounded queue of a modern response stream, which drops a stream its client does not drain.
-#include "transport/http/event_stream.hpp"
+// The transport's stream buffers on their own (src/transport/http): event ids and their parsing, and the
+// bounded queue of a modern response stream, which drops a stream its client does not drain. The session
+// streams' event logs are pinned in tests/unit/store.
+#include "transport/http/event_ids.hpp"
 #include "transport/http/stream_queue.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -27,67 +27,6 @@ TEST(EventIds, AnythingElseIsNotAnId) {
     for (std::string_view bad : {"", "7", "-", "1-", "-1", "1--2", "a-1", "1-b", "1-2-3", " 1-2", "1-2 ",
                                  "+1-2", "99999999999999999999-1"})
         EXPECT_FALSE(parse_event_id(bad)) << bad;
-}
-
-std::vector<std::uint64_t> seqs(std::vector<event_stream::event> const& events) {
-    std::vector<std::uint64_t> out;
-    for (auto const& e : events)
-        out.push_back(e.seq);
-    return out;
-}
-
-TEST(EventStream, KeepsTheNewestEventsWithinItsWindow) {
-    event_stream s(3, 2);
-    s.publish("a");
-    s.publish("b");
-    s.publish("c");
-    EXPECT_EQ(s.last_seq(), 3u);
-    EXPECT_EQ(seqs(s.events_after(0)), (std::vector<std::uint64_t>{2, 3}));
-    EXPECT_EQ(seqs(s.events_after(2)), (std::vector<std::uint64_t>{3}));
-    EXPECT_TRUE(s.events_after(3).empty());
-}
-
-TEST(EventStream, NothingIsPublishedAfterTheLastEvent) {
-    event_stream s(1, 8);
-    s.publish("progress");
-    s.complete(std::string("response"));
-    s.publish("late");
-    s.complete(std::string("again"));
-    EXPECT_TRUE(s.is_complete());
-    auto const events = s.events_after(0);
-    ASSERT_EQ(events.size(), 2u);
-    EXPECT_EQ(events.back().data, "response");
-}
-
-TEST(EventStream, OneReaderAtATimeUnlessAResumptionTakesOver) {
-    event_stream s(0, 8);
-    int first_woken = 0;
-    auto const first = s.attach([&] { ++first_woken; }, false);
-    ASSERT_NE(first, 0u);
-    EXPECT_EQ(s.attach([] {}, false), 0u);
-    s.publish("x");
-    EXPECT_EQ(first_woken, 1);
-    auto const second = s.attach([] {}, true);
-    EXPECT_NE(second, 0u);
-    EXPECT_EQ(first_woken, 2) << "the superseded reader is woken to find itself detached";
-    EXPECT_FALSE(s.attached(first));
-    EXPECT_TRUE(s.attached(second));
-    s.detach(first); // a stale token changes nothing
-    EXPECT_TRUE(s.has_reader());
-    s.detach(second);
-    EXPECT_FALSE(s.has_reader());
-}
-
-TEST(EventStream, ACloseRequestWakesTheReaderAndIsTakenOnce) {
-    event_stream s(1, 8);
-    int woken = 0;
-    auto const token = s.attach([&] { ++woken; }, false);
-    ASSERT_NE(token, 0u);
-    EXPECT_FALSE(s.take_close_request());
-    s.request_close();
-    EXPECT_EQ(woken, 1);
-    EXPECT_TRUE(s.take_close_request());
-    EXPECT_FALSE(s.take_close_request());
 }
 
 boost::asio::awaitable<void> pop_once(std::shared_ptr<stream_queue> q, stream_queue::outcome& got,

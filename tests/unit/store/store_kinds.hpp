@@ -1,0 +1,31 @@
+// The store implementations every store test runs against: each a factory of a session_store within given
+// limits. A shared store (Redis) joins the list with a factory of its own, and the same tests pin it.
+#pragma once
+
+#include <duet/store/memory.hpp>
+#include <duet/store/session_store.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace duet::store::checks {
+
+struct memory_kind {
+    static std::shared_ptr<session_store> make(memory_limits limits) {
+        return make_memory_session_store(limits);
+    }
+};
+
+using store_kinds = ::testing::Types<memory_kind>;
+
+inline std::vector<std::uint64_t> seqs(std::vector<event_log::event> const& events) {
+    std::vector<std::uint64_t> out;
+    for (auto const& e : events)
+        out.push_back(e.seq);
+    return out;
+}
+
+} // namespace duet::store::checks
