@@ -39,6 +39,14 @@ TYPED_TEST(SessionStore, CreateMintsDistinctHexIdsThatFindFinds) {
     EXPECT_FALSE(store->find("0123456789abcdef0123456789abcdef"));
 }
 
+TYPED_TEST(SessionStore, FindTakesAViewOfTheHeaderItself) {
+    auto const store = TypeParam::make({});
+    auto const s = store->create(nullptr);
+    std::string const header_block = s->id() + "\r\nHost: x";
+    EXPECT_EQ(store->find(std::string_view(header_block).substr(0, s->id().size())), s);
+    EXPECT_FALSE(store->find(std::string_view(header_block).substr(0, s->id().size() - 1)));
+}
+
 TYPED_TEST(SessionStore, CreateRefusesBeyondTheBound) {
     auto const store = TypeParam::make({.max_sessions = 2});
     auto const a = store->create(nullptr);
