@@ -1,9 +1,14 @@
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/server/server.hpp>
 #include <duet/server/uri_template.hpp>
+#include <duet/store/memory.hpp>
+
+#include "server_events.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 namespace duet::server {
 
@@ -32,6 +37,25 @@ std::shared_ptr<std::string const> meta_tail(boost::json::object const& info) {
     return std::make_shared<std::string const>(text.substr(1, text.size() - 2));
 }
 
+// A server_event as the event bus carries it: its notification method, then the URI of a resource_updated.
+std::string encode_event(server_event const& e) {
+    std::string out(detail::notification_method(e.what));
+    if (e.what == server_event::kind::resource_updated)
+        out.append("\n").append(e.uri);
+    return out;
+}
+
+std::optional<server_event> decode_event(std::string_view payload) {
+    auto const newline = payload.find('\n');
+    auto const* change = protocol::change_of(payload.substr(0, newline));
+    if (!change)
+        return std::nullopt;
+    server_event e{change->what, {}};
+    if (newline != std::string_view::npos)
+        e.uri = payload.substr(newline + 1);
+    return e;
+}
+
 } // namespace
 
 server::server(server_options options)
@@ -45,11 +69,17 @@ server::server(server_options options)
             return {};
         return it->second; // entries are replaced, never mutated in place, while a request uses them
     };
+    bus_ = options_.event_bus ? options_.event_bus : store::make_memory_event_bus();
+    bus_subscription_ = bus_->subscribe(options_.event_topic, [this](std::string_view payload) {
+        if (auto e = decode_event(payload))
+            deliver(*e);
+    });
     std::unique_lock lock(mutex_);
     refresh_capabilities();
 }
 
 server::~server() {
+    bus_->unsubscribe(bus_subscription_);
     pool_.join();
 }
 
@@ -229,6 +259,10 @@ void server::watch_resource(std::string const& uri, bool watch) {
 }
 
 void server::announce(server_event const& e) {
+    bus_->publish(options_.event_topic, encode_event(e));
+}
+
+void server::deliver(server_event const& e) {
     // Copy the live listeners under the lock, deliver outside it.
     std::vector<std::shared_ptr<event_listener>> live;
     {

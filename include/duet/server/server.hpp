@@ -29,6 +29,7 @@
 #include <duet/server/argument_check.hpp>
 #include <duet/server/definitions.hpp>
 #include <duet/server/input_state.hpp>
+#include <duet/store/event_bus.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -78,6 +79,12 @@ struct server_options {
     std::string request_state_key;
     /// How long a client has to answer an input_required round.
     std::chrono::seconds request_state_ttl = std::chrono::minutes(10);
+    /// Carries announcements (list_changed, resources/updated) to every process serving this endpoint, each
+    /// delivering them to its own sessions and listens. Null: an in-memory bus of this server's own.
+    std::shared_ptr<store::event_bus> event_bus;
+    /// This server's topic on `event_bus`: shared by the processes serving one endpoint, distinct for other
+    /// servers on the same bus.
+    std::string event_topic = "duet/server-events";
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
@@ -360,7 +367,10 @@ private:
         co_return f(args..., ctx);
     }
 
+    // Publishes `e` on the event bus, whose delivery (to every process serving this endpoint) comes back to
+    // deliver() here.
     void announce(server_event const& e);
+    void deliver(server_event const& e);
     // Recomputes the capabilities snapshot; called with mutex_ held exclusively, so snapshots are published
     // in the order of the changes they reflect.
     void refresh_capabilities();
@@ -406,6 +416,8 @@ private:
     std::mutex listeners_mutex_;
     std::vector<std::weak_ptr<event_listener>> listeners_;
     std::size_t listeners_pruned_at_ = 0; ///< the size after the last sweep of expired listeners
+    std::shared_ptr<store::event_bus> bus_;
+    std::uint64_t bus_subscription_ = 0;
     std::shared_ptr<backend> backend_;
     std::mutex watch_mutex_;
     std::map<std::string, std::size_t> watchers_;

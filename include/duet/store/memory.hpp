@@ -1,8 +1,10 @@
 // File: duet/store/memory.hpp
 //
-// The in-memory stores: one process's sessions and event logs, the default of transport::http_server.
+// The in-memory stores: one process's sessions and event logs (the default of transport::http_server) and
+// event bus (the default of server::server).
 #pragma once
 
+#include <duet/store/event_bus.hpp>
 #include <duet/store/session_store.hpp>
 
 #include <cstddef>
@@ -19,5 +21,8 @@ struct memory_limits {
 };
 
 [[nodiscard]] std::shared_ptr<session_store> make_memory_session_store(memory_limits limits);
+
+/// Delivers each publish to the topic's subscribers on the publishing thread, before publish() returns.
+[[nodiscard]] std::shared_ptr<event_bus> make_memory_event_bus();
 
 } // namespace duet::store

@@ -1,5 +1,6 @@
 // The store implementations every store test runs against: each a factory of a session_store within given
-// limits. A shared store (Redis) joins the list with a factory of its own, and the same tests pin it.
+// limits and of an event_bus. A shared store (Redis) joins the list with a factory of its own, and the same
+// tests pin it.
 #pragma once
 
 #include <duet/store/memory.hpp>
@@ -17,6 +18,10 @@ struct memory_kind {
     static std::shared_ptr<session_store> make(memory_limits limits) {
         return make_memory_session_store(limits);
     }
+    static std::shared_ptr<event_bus> make_bus() { return make_memory_event_bus(); }
+    /// Returns once what was published so far has been delivered: at once in memory, where publish()
+    /// delivers before it returns; a shared bus waits for a marker of its own to come back.
+    static void settle(event_bus&) {}
 };
 
 using store_kinds = ::testing::Types<memory_kind>;
