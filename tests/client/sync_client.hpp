@@ -58,12 +58,19 @@ public:
 
     /// Runs the io_context until `done()` holds; false (and a test failure) when it does not within `limit`.
     bool pump_until(std::function<bool()> const& done, std::chrono::milliseconds limit = client_wait) {
+        if (pump_while_not(done, limit))
+            return true;
+        ADD_FAILURE() << "the awaited client event did not happen in time";
+        return false;
+    }
+
+    /// Runs the io_context until `done()` holds or `limit` passes; whether it holds. No test failure: for a
+    /// step the caller repeats.
+    bool pump_while_not(std::function<bool()> const& done, std::chrono::milliseconds limit) {
         auto const deadline = std::chrono::steady_clock::now() + limit;
         while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                ADD_FAILURE() << "the awaited client event did not happen in time";
+            if (std::chrono::steady_clock::now() > deadline)
                 return false;
-            }
             if (io_.run_one_for(std::chrono::milliseconds(50)) == 0 && io_.stopped())
                 io_.restart();
         }
