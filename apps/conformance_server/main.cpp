@@ -2,12 +2,16 @@
 // Streamable HTTP endpoint. The first stdout line is its URL.
 //
 //   duet-conformance-server [--port N] [--host H] [--legacy-only | --modern-only]
+//                           [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 #include <duet/transport/http_server.hpp>
 
+#include "common/tls_flags.hpp"
 #include "fixtures.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 
 int main(int argc, char** argv) {
     CLI::App app{"duet-conformance-server: the MCP conformance suite's fixture on Duet"};
@@ -19,7 +23,13 @@ int main(int argc, char** argv) {
     bool modern_only = false;
     auto* lo = app.add_flag("--legacy-only", legacy_only, "Accept only legacy (initialize) clients");
     app.add_flag("--modern-only", modern_only, "Accept only modern (2026-07-28) clients")->excludes(lo);
+    duet::apps::tls_server_flags tls;
+    duet::apps::add_tls_server_flags(app, tls);
     CLI11_PARSE(app, argc, argv);
+    if (auto why = duet::apps::apply_tls_server_flags(tls, http)) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", why->c_str());
+        return 2;
+    }
 
     duet::server::server_options options;
     options.info = {.name = "duet-conformance-server",
@@ -38,7 +48,14 @@ int main(int argc, char** argv) {
     duet::conformance::add_resources(srv);
     duet::conformance::add_prompts(srv);
 
-    duet::transport::http_server server(srv, http);
+    std::optional<duet::transport::http_server> made;
+    try {
+        made.emplace(srv, http);
+    } catch (std::invalid_argument const& e) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", e.what());
+        return 2;
+    }
+    auto& server = *made;
     if (auto ec = server.listen()) {
         std::fprintf(stderr, "duet-conformance-server: cannot listen on %s:%u: %s\n", http.host.c_str(),
                      unsigned(http.port), ec.message().c_str());

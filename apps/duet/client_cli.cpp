@@ -178,11 +178,12 @@ int run_command(command_kind kind, client_cli_options o) {
                 value.erase(0, 1);
             t.headers.emplace_back(h.substr(0, colon), value);
         }
+        t.tls = o.tls;
         target = std::move(t);
         args.erase(url);
     } else {
         std::fprintf(stderr,
-                     "duet: which server? Give its URL (http://HOST:PORT/PATH) or its command after --, "
+                     "duet: which server? Give its URL (http[s]://HOST:PORT/PATH) or its command after --, "
                      "e.g. `duet tools -- duet serve --stdio`\n");
         return exit_code::usage;
     }
@@ -225,6 +226,10 @@ int report(client::error const& e) {
         break;
     case errc::connect_failed:
         hint = " (is the server running at that address?)";
+        break;
+    case errc::tls_failed:
+        if (e.message.find("certificate verify failed") != std::string::npos)
+            hint = " (a private CA? trust it with --cacert FILE)";
         break;
     case errc::auth_required:
         hint = " (pass credentials with --header \"Authorization: Bearer TOKEN\")";
@@ -326,6 +331,16 @@ std::string render_content(json::array const& content) {
     return out;
 }
 
+void add_tls_client_options(CLI::App& sub, tls::client_config& tls) {
+    sub.add_option("--cacert", tls.ca_file, "https: a PEM bundle of CAs to trust besides the system's")
+        ->check(CLI::ExistingFile);
+    sub.add_option("--client-cert", tls.client_cert_file, "https: a PEM certificate to present (mutual TLS)")
+        ->check(CLI::ExistingFile);
+    sub.add_option("--client-key", tls.client_key_file, "https: the key of --client-cert (PEM)")
+        ->check(CLI::ExistingFile);
+    sub.add_flag("--insecure", tls.insecure, "https: verify nothing (a warning every time)");
+}
+
 std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string> const& command) {
     auto o = std::make_shared<client_cli_options>();
     o->command = command;
@@ -342,10 +357,11 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
         sub->add_flag("--no-input", o->no_input, "Decline every question the server asks (elicitation)");
         sub->add_option("--timeout", o->timeout_seconds, "Seconds to wait for each answer (default 60)");
         sub->add_option("-H,--header", o->headers, "An HTTP header for every request, \"Name: value\"");
+        add_tls_client_options(*sub, o->tls);
         sub->add_option("args", o->words,
                         "[URL] then the command's arguments; or the server command after --");
         sub->footer(
-            "Server: a URL (http://HOST:PORT/PATH) as the first argument, or a command after `--`.\n"
+            "Server: a URL (http[s]://HOST:PORT/PATH) as the first argument, or a command after `--`.\n"
             "Exit codes: 0 ok, 1 tool error, 2 usage, 3 server unreachable/gone/timeout, 4 JSON-RPC error, "
             "5 protocol violation, 6 authorization, 130 interrupted.");
     };

@@ -43,6 +43,7 @@ struct client_cli_options {
     bool no_input = false;
     double timeout_seconds = 60;
     std::vector<std::string> headers; ///< "Name: value"
+    tls::client_config tls;           ///< https: --cacert, --client-cert/--client-key, --insecure
     std::vector<std::string> words;   ///< positionals: [URL] then the command's own arguments
     std::vector<std::string> command; ///< after `--`: the stdio server to spawn
 };
@@ -50,6 +51,9 @@ struct client_cli_options {
 /// Registers the client subcommands on `app`. `command` is what followed `--` on the command line. The
 /// returned function runs the parsed one (exit code), or is empty when none of them was chosen.
 std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string> const& command);
+
+/// --cacert, --client-cert, --client-key and --insecure, into `tls`.
+void add_tls_client_options(CLI::App& sub, tls::client_config& tls);
 
 /// The exit code and the message on stderr for a client error.
 int report(client::error const& e);

@@ -7,6 +7,8 @@
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "common/tls_flags.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
@@ -19,8 +21,10 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace duet::apps {
@@ -37,6 +41,12 @@ struct gateway_cli {
     bool share_sessions = false;
     bool busy_batching = true;
     transport::http_options http;
+    tls_server_flags listener_tls;
+    /// What https upstreams trust and present, each "[NAME=]VALUE": unnamed for every upstream, named for
+    /// one.
+    std::vector<std::string> cacert, client_cert, client_key;
+    bool insecure = false;                 ///< every https upstream
+    std::vector<std::string> insecure_for; ///< names
 };
 
 // "stdio:COMMAND ARGS..." split on blanks; single or double quotes keep blanks inside one argument.
@@ -90,10 +100,24 @@ std::optional<client::server_target> parse_upstream(std::string const& text, std
     }
     auto url = client::parse_http_url(text);
     if (!url) {
-        why = url.error().message + " (give an http:// URL or stdio:COMMAND ARGS...)";
+        why = url.error().message + " (give an http(s):// URL or stdio:COMMAND ARGS...)";
         return std::nullopt;
     }
     return client::http_target{text, {}};
+}
+
+// A per-upstream flag's value: "NAME=FILE" for the upstream NAME, a bare FILE for every one (the named one
+// wins). An '=' after a '/' belongs to a path, not to a name.
+struct per_upstream_value {
+    std::string name; ///< empty: every upstream
+    std::string value;
+};
+
+per_upstream_value split_per_upstream(std::string const& given) {
+    auto const eq = given.find('=');
+    if (eq != std::string::npos && eq > 0 && given.find('/') > eq)
+        return {given.substr(0, eq), given.substr(eq + 1)};
+    return {{}, given};
 }
 
 // One --upstream: `NAME=SPEC` (served at /mcp/NAME) or a bare SPEC.
@@ -149,6 +173,63 @@ std::optional<std::vector<named_upstream>> parse_upstreams(std::vector<std::stri
     return out;
 }
 
+// The upstream TLS flags, into each https upstream's target. A name no upstream has is a usage error, and so
+// is a TLS flag when no upstream speaks https.
+bool apply_upstream_tls(gateway_cli const& cli, std::vector<named_upstream>& upstreams, std::string& why) {
+    auto known = [&](std::string const& name) {
+        return std::any_of(upstreams.begin(), upstreams.end(), [&](auto const& u) { return u.name == name; });
+    };
+    struct flag {
+        char const* spelling;
+        std::vector<std::string> const* given;
+        std::string tls::client_config::*field;
+    };
+    flag const flags[] = {{"--cacert", &cli.cacert, &tls::client_config::ca_file},
+                          {"--client-cert", &cli.client_cert, &tls::client_config::client_cert_file},
+                          {"--client-key", &cli.client_key, &tls::client_config::client_key_file}};
+    bool any_tls_flag = cli.insecure || !cli.insecure_for.empty();
+    for (auto const& f : flags)
+        for (auto const& g : *f.given) {
+            any_tls_flag = true;
+            auto const v = split_per_upstream(g);
+            if (!v.name.empty() && !known(v.name)) {
+                why = std::string(f.spelling) + " " + g + ": no upstream is named \"" + v.name + "\"";
+                return false;
+            }
+        }
+    for (auto const& name : cli.insecure_for)
+        if (!known(name)) {
+            why = "--insecure-for " + name + ": no upstream is named \"" + name + "\"";
+            return false;
+        }
+    bool any_https = false;
+    for (auto& u : upstreams) {
+        auto* h = std::get_if<client::http_target>(&u.target);
+        if (!h || !h->url.starts_with("https://"))
+            continue;
+        any_https = true;
+        for (auto const& f : flags) {
+            std::optional<std::string> all, own;
+            for (auto const& g : *f.given) {
+                auto v = split_per_upstream(g);
+                if (v.name.empty())
+                    all = std::move(v.value);
+                else if (v.name == u.name)
+                    own = std::move(v.value);
+            }
+            if (auto value = own ? own : all)
+                h->tls.*f.field = *value;
+        }
+        h->tls.insecure = cli.insecure || std::find(cli.insecure_for.begin(), cli.insecure_for.end(),
+                                                    u.name) != cli.insecure_for.end();
+    }
+    if (any_tls_flag && !any_https) {
+        why = "TLS options given, but no upstream is an https:// URL";
+        return false;
+    }
+    return true;
+}
+
 // One upstream served: its backend and the server in front of it.
 struct served_upstream {
     named_upstream upstream;
@@ -172,6 +253,15 @@ int run_gateway(gateway_cli const& cli) {
     auto upstreams = parse_upstreams(cli.upstreams, why);
     if (!upstreams) {
         std::fprintf(stderr, "duet gateway: --upstream: %s\n", why.c_str());
+        return 2;
+    }
+    if (!apply_upstream_tls(cli, *upstreams, why)) {
+        std::fprintf(stderr, "duet gateway: %s\n", why.c_str());
+        return 2;
+    }
+    auto http_options = cli.http;
+    if (auto bad = apply_tls_server_flags(cli.listener_tls, http_options)) {
+        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
         return 2;
     }
     auto mode = client::parse_connect_mode(cli.era);
@@ -228,7 +318,15 @@ int run_gateway(gateway_cli const& cli) {
     std::vector<transport::http_route> routes;
     for (auto& s : served)
         routes.push_back({s.path, s.srv.get()});
-    transport::http_server http(std::move(routes), cli.http, io);
+    std::optional<transport::http_server> made;
+    try {
+        made.emplace(std::move(routes), http_options, io);
+    } catch (std::invalid_argument const& e) {
+        std::fprintf(stderr, "duet gateway: %s\n", e.what());
+        stop_upstreams();
+        return 2;
+    }
+    auto& http = *made;
     if (auto ec = http.listen()) {
         std::fprintf(stderr, "duet gateway: cannot listen on %s:%u: %s\n", cli.http.host.c_str(),
                      unsigned(cli.http.port), ec.message().c_str());
@@ -257,7 +355,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     auto cli = std::make_shared<gateway_cli>();
     auto* cmd = app.add_subcommand("gateway", "Serve an MCP server of either era to clients of both eras");
     cmd->add_option("--upstream", cli->upstreams,
-                    "The server in front of which to stand: an http:// URL or 'stdio:COMMAND ARGS...'; "
+                    "The server in front of which to stand: an http(s):// URL or 'stdio:COMMAND ARGS...'; "
                     "repeat as NAME=URL or NAME=stdio:... to serve several, each at /mcp/NAME")
         ->required();
     cmd->add_option("--era", cli->era, "How to reach the upstream: legacy, modern or auto (default auto)");
@@ -280,6 +378,15 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");
+    add_tls_server_flags(*cmd, cli->listener_tls);
+    cmd->add_option("--cacert", cli->cacert,
+                    "https upstreams: a PEM bundle of CAs to trust besides the system's; NAME=FILE for one "
+                    "upstream");
+    cmd->add_option("--client-cert", cli->client_cert,
+                    "https upstreams: a PEM certificate to present (mutual TLS); NAME=FILE for one upstream");
+    cmd->add_option("--client-key", cli->client_key, "The key of --client-cert; NAME=FILE for one upstream");
+    cmd->add_flag("--insecure", cli->insecure, "https upstreams: verify nothing (a warning every time)");
+    cmd->add_option("--insecure-for", cli->insecure_for, "As --insecure, for the upstream NAME only");
     return [cmd, cli]() -> int {
         if (!cmd->parsed())
             return -1;

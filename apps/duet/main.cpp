@@ -14,11 +14,14 @@
 
 #include "client_cli.hpp"
 #include "cmd_gateway.hpp"
+#include "common/tls_flags.hpp"
 #include "demo_server.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,8 @@ int main(int argc, char** argv) {
     std::string token;
     serve->add_option("--bearer-token", token, "Require Authorization: Bearer TOKEN");
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
+    duet::apps::tls_server_flags tls;
+    duet::apps::add_tls_server_flags(*serve, tls);
     auto* lo = serve->add_flag("--legacy-only", legacy_only, "Accept only legacy (initialize) clients");
     serve->add_flag("--modern-only", modern_only, "Accept only modern (2026-07-28) clients")->excludes(lo);
 
@@ -87,7 +92,18 @@ int main(int argc, char** argv) {
     }
     if (!token.empty())
         http.bearer_token = token;
-    duet::transport::http_server server(*srv, http);
+    if (auto why = duet::apps::apply_tls_server_flags(tls, http)) {
+        std::fprintf(stderr, "duet serve: %s\n", why->c_str());
+        return 2;
+    }
+    std::optional<duet::transport::http_server> made;
+    try {
+        made.emplace(*srv, http);
+    } catch (std::invalid_argument const& e) {
+        std::fprintf(stderr, "duet serve: %s\n", e.what());
+        return 2;
+    }
+    auto& server = *made;
     if (auto ec = server.listen()) {
         std::fprintf(stderr, "duet serve: cannot listen on %s:%u: %s\n", http.host.c_str(),
                      unsigned(http.port), ec.message().c_str());

@@ -35,6 +35,7 @@ probe_says judge(client::impl::answer const& a) {
         return probe_says::restart_then_legacy;
     case errc::auth_required:
     case errc::connect_failed:
+    case errc::tls_failed:
     case errc::spawn_failed:
     case errc::usage:
     case errc::cancelled:

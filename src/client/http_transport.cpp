@@ -14,6 +14,9 @@
 #include "response_parser.hpp"
 #include "support/deadline_watch.hpp"
 #include "support/send_now.hpp"
+#include "tls/context.hpp"
+#include "tls/either_stream.hpp"
+#include "tls/peer_check.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -25,6 +28,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <array>
@@ -55,8 +60,10 @@ constexpr std::size_t max_idle_connections = 64;
 
 // One HTTP exchange in flight: its socket, so that abandoning the request can close it.
 struct exchange {
-    explicit exchange(asio::any_io_executor ex) : stream(ex) {}
-    beast::tcp_stream stream;
+    explicit exchange(asio::any_io_executor ex) : stream(ex), io(stream.socket()) {}
+    beast::tcp_stream stream; ///< connects (with Beast's timeout); reads and writes go through `io`
+    tls::either_stream io;    ///< the socket, or TLS over it for https
+    std::string failure;      ///< why connecting failed, in words, when the error code says too little
     beast::flat_buffer buffer;
     bool abandoned = false;
     bool connected = false; ///< a kept-alive connection, reused: the server may have closed it meanwhile
@@ -112,6 +119,13 @@ bool parse_buffered(exchange& x, response_parser& parser) {
     return true;
 }
 
+// A connection that could not be made: tls_failed when its TLS handshake was what failed.
+error connect_error(std::string const& url, boost::system::error_code ec, exchange const& x) {
+    if (!x.failure.empty())
+        return make_error(errc::tls_failed, "cannot reach " + url + ": " + x.failure);
+    return make_error(errc::connect_failed, "cannot reach " + url + ": " + ec.message());
+}
+
 error status_error(unsigned status, std::string_view reason, bool legacy_session) {
     if (status == 401 || status == 403)
         return make_error(errc::auth_required,
@@ -130,6 +144,12 @@ public:
 
     awaitable<result<void>> async_start(std::weak_ptr<transport_sink> sink) override {
         sink_ = std::move(sink);
+        if (url_.tls) {
+            auto made = tls::make_client_context(target_.tls);
+            if (!made.context)
+                co_return make_error(errc::usage, "TLS: " + made.error);
+            tls_context_ = std::move(made.context);
+        }
         co_return result<void>{};
     }
 
@@ -230,13 +250,53 @@ private:
 
     // After a response read to its end: the connection serves the next POST unless either side ends it.
     void keep(std::shared_ptr<exchange> const& x, response_parser const& parser) {
+        remember_tls_session(*x);
         if (closed_ || x->abandoned || !parser.is_done() || !parser.keep_alive() || x->buffer.size() != 0 ||
             idle_.size() >= max_idle_connections)
             return;
         idle_.push_back(x);
     }
 
+    // The session to resume on the next connection. TLS 1.3 sends its tickets after the handshake, so this is
+    // also read again once an answer arrived.
+    void remember_tls_session(exchange& x) {
+        if (!x.io.is_tls())
+            return;
+        SSL_SESSION* s = SSL_get1_session(x.io.tls()->native_handle());
+        if (!s)
+            return;
+        if (SSL_SESSION_is_resumable(s))
+            tls_session_.reset(s, &SSL_SESSION_free);
+        else
+            SSL_SESSION_free(s);
+    }
+
+    // The TLS handshake on a new connection: SNI, the host-name check, the last session offered for reuse.
+    awaitable<boost::system::error_code> async_handshake(std::shared_ptr<exchange> x) {
+        x->io.start_tls(*tls_context_);
+        auto* stream = x->io.tls();
+        auto const verdict =
+            tls::check_peer(*stream, url_.host, target_.tls.insecure && !target_.tls.context);
+        if (tls_session_)
+            SSL_set_session(stream->native_handle(), tls_session_.get());
+        head_deadlines_.start(x);
+        auto const done = co_await stream->async_handshake(asio::ssl::stream_base::client, tuple_awaitable);
+        head_deadlines_.stop(*x);
+        auto ec = std::get<0>(done);
+        if (ec) {
+            x->failure = x->deadline.expired ? "the TLS handshake timed out"
+                                             : tls::describe_handshake_failure(ec, *verdict);
+            if (x->deadline.expired)
+                ec = beast::error::timeout;
+            co_return ec;
+        }
+        remember_tls_session(*x);
+        co_return boost::system::error_code{};
+    }
+
     awaitable<boost::system::error_code> async_connect(std::shared_ptr<exchange> x) {
+        x->io.reset();
+        x->failure.clear();
         if (!endpoints_) {
             tcp::resolver resolver(ex_);
             auto const resolved =
@@ -252,10 +312,13 @@ private:
         x->stream.expires_never();
         if (std::get<0>(connected))
             co_return std::get<0>(connected);
-        x->connected = true;
         boost::system::error_code
             ignored; // small requests and answers go out at once, not after a delayed ACK
         x->stream.socket().set_option(tcp::no_delay(true), ignored);
+        if (url_.tls)
+            if (auto ec = co_await async_handshake(x))
+                co_return ec;
+        x->connected = true;
         co_return boost::system::error_code{};
     }
 
@@ -275,14 +338,16 @@ private:
         for (bool retried = false;; retried = true) {
             head_deadlines_.start(x);
             ec = {};
-            auto const rest = support::send_now(x->stream.socket().native_handle(), bytes);
+            // Plain connections try the socket first; TLS goes through OpenSSL.
+            auto const rest =
+                x->io.is_tls() ? bytes : support::send_now(x->stream.socket().native_handle(), bytes);
             if (asio::buffer_size(rest) != 0) {
-                auto const written = co_await asio::async_write(x->stream, rest, tuple_awaitable);
+                auto const written = co_await asio::async_write(x->io, rest, tuple_awaitable);
                 ec = std::get<0>(written);
             }
             if (!ec) {
                 auto const head =
-                    co_await bhttp::async_read_header(x->stream, x->buffer, parser, tuple_awaitable);
+                    co_await bhttp::async_read_header(x->io, x->buffer, parser, tuple_awaitable);
                 ec = std::get<0>(head);
             }
             head_deadlines_.stop(*x);
@@ -365,7 +430,7 @@ private:
                 finishing = true;
                 tail_deadlines_.start(std::shared_ptr<exchange::tail_read>(x, &x->tail));
             }
-            auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
+            auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
             take();
             if (std::get<0>(got))
                 break;
@@ -412,8 +477,7 @@ private:
         }
         if (ec) {
             if (id)
-                self->fail(*id, make_error(errc::connect_failed,
-                                           "cannot reach " + self->target_.url + ": " + ec.message()));
+                self->fail(*id, connect_error(self->target_.url, ec, *x));
             self->forget(x, id);
             co_return;
         }
@@ -441,7 +505,7 @@ private:
         // A whole body: read it.
         bool const readable = parse_buffered(*x, parser);
         while (readable && !parser.is_done() && !x->abandoned && !self->closed_) {
-            auto const got = co_await bhttp::async_read_some(x->stream, x->buffer, parser, tuple_awaitable);
+            auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
             if (std::get<0>(got))
                 break;
         }
@@ -515,7 +579,7 @@ private:
                 // that cannot happen loses its request.
                 self->forget(x, awaited);
                 if (awaited)
-                    self->fail(*awaited, ec ? make_error(errc::connect_failed, ec.message())
+                    self->fail(*awaited, ec ? connect_error(self->target_.url, ec, *x)
                                             : status_error(status, parser.reason(), true));
                 else if (!ec && status == 404 && self->session_id_)
                     // The server no longer knows the session (it restarted, or expired it): nothing will
@@ -547,6 +611,8 @@ private:
     std::vector<std::weak_ptr<exchange>> streams_;
     std::vector<std::shared_ptr<exchange>> idle_; ///< kept-alive connections between POSTs
     std::optional<tcp::resolver::results_type> endpoints_;
+    std::shared_ptr<asio::ssl::context> tls_context_; ///< https only
+    std::shared_ptr<SSL_SESSION> tls_session_;        ///< the last resumable one, offered on reconnect
     bool closed_ = false;
     /// Bounds the write of a request and the read of its answer's head (Beast's expiry did, per operation).
     deadline_watch<exchange> head_deadlines_{ex_, connect_timeout};

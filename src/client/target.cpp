@@ -20,6 +20,8 @@ std::string_view to_string(errc e) noexcept {
         return "spawn_failed";
     case errc::connect_failed:
         return "connect_failed";
+    case errc::tls_failed:
+        return "tls_failed";
     case errc::closed:
         return "closed";
     case errc::http_status:
@@ -122,16 +124,19 @@ std::string http_url::authority() const {
 }
 
 result<http_url> parse_http_url(std::string_view url) {
-    constexpr std::string_view scheme = "http://";
-    if (url.starts_with("https://"))
-        return make_error(errc::usage,
-                          "https URLs are not supported (this client speaks no TLS): " + std::string(url));
-    if (!url.starts_with(scheme))
-        return make_error(errc::usage, "not an http:// URL: " + std::string(url));
-    auto rest = url.substr(scheme.size());
+    http_url out;
+    std::string_view rest;
+    if (url.starts_with("http://")) {
+        rest = url.substr(7);
+    } else if (url.starts_with("https://")) {
+        rest = url.substr(8);
+        out.tls = true;
+        out.port = 443;
+    } else {
+        return make_error(errc::usage, "not an http:// or https:// URL: " + std::string(url));
+    }
     auto const end = rest.find_first_of("/?#");
     auto authority = rest.substr(0, end);
-    http_url out;
     if (end != std::string_view::npos) {
         auto t = rest.substr(end);
         if (auto const hash = t.find('#'); hash != std::string_view::npos)

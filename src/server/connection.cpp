@@ -360,8 +360,10 @@ private:
                                           std::move(end_stream), weak_from_this());
         if (auto* refused = std::get_if<jsonrpc::message>(&prepared))
             return detail::dispatch::answer_with(a, std::move(*refused));
-        return dispatch_.answer_or_defer(
-            r, a, std::get<std::shared_ptr<detail::request_state>>(std::move(prepared)));
+        auto& state = std::get<std::shared_ptr<detail::request_state>>(prepared);
+        if (http)
+            state->caller = http->caller;
+        return dispatch_.answer_or_defer(r, a, std::move(state));
     }
 
     jsonrpc::message open_session(jsonrpc::request const& r, protocol::version v) {

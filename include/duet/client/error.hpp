@@ -33,6 +33,7 @@ enum class errc : std::uint8_t {
     rpc_error,          ///< the server answered with a JSON-RPC error (see `rpc`)
     protocol_violation, ///< the server's answer breaks the protocol (bad JSON, wrong shape)
     version_rejected,   ///< the server settled on a version this client cannot speak
+    tls_failed,         ///< https: the server's certificate was refused, or the TLS handshake failed
 };
 
 [[nodiscard]] std::string_view to_string(errc e) noexcept;

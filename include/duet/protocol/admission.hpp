@@ -13,6 +13,7 @@
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
+#include <duet/protocol/caller.hpp>
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/envelope.hpp>
 #include <duet/protocol/errors.hpp>
@@ -25,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,6 +56,8 @@ struct http_header {
 /// `Mcp-Param-*` headers as received (other headers may be present and are ignored).
 struct http_facts {
     std::vector<http_header> headers;
+    /// Who sent the request, when the connection established it (mutual TLS); null otherwise.
+    std::shared_ptr<caller_identity const> caller;
 
     /// The first header with this name, ignoring case.
     [[nodiscard]] std::optional<std::string_view> find(std::string_view name) const noexcept;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
+#include <duet/protocol/caller.hpp>
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/envelope.hpp>
 #include <duet/protocol/version.hpp>
@@ -102,8 +103,9 @@ struct request_state {
     jsonrpc::request_id id{0};
     /// Never null once the request is served (the session's, or the modern request's own).
     std::shared_ptr<boost::json::object const> client_capabilities = empty_object();
-    std::shared_ptr<boost::json::object const> client_info; ///< null: the client sent none
-    boost::json::value progress_token;                      ///< null: the client asked for no progress
+    std::shared_ptr<boost::json::object const> client_info;  ///< null: the client sent none
+    std::shared_ptr<protocol::caller_identity const> caller; ///< null: the transport established none
+    boost::json::value progress_token;                       ///< null: the client asked for no progress
     /// Legacy: the session's logging/setLevel threshold, read when a message is sent. Null for a modern
     /// request, whose threshold is `log_level`.
     std::shared_ptr<std::atomic<int>> session_log_threshold;
@@ -146,6 +148,9 @@ public:
     [[nodiscard]] boost::json::object const* client_info() const noexcept {
         return state_->client_info.get();
     }
+    /// Who sent this request, as its transport established it (the client certificate of mutual TLS); null
+    /// when it established nothing (stdio, plain HTTP, TLS without client certificates).
+    [[nodiscard]] protocol::caller_identity const* caller() const noexcept { return state_->caller.get(); }
     [[nodiscard]] bool declares(protocol::client_capability c) const noexcept {
         return protocol::declares(*state_->client_capabilities, c);
     }

@@ -22,6 +22,7 @@
 
 #include <duet/server/server.hpp>
 #include <duet/store/session_store.hpp>
+#include <duet/tls/config.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
@@ -73,6 +74,16 @@ struct http_options {
     std::vector<std::string> allowed_hosts;
     /// When set, every request needs `Authorization: Bearer <token>`.
     std::optional<std::string> bearer_token;
+    /// When set, the server speaks HTTPS only (url() says https://); SIGHUP then reloads the certificate and
+    /// key (reload_tls()). Plain HTTP otherwise, with no TLS code on its path.
+    std::optional<tls::server_config> tls;
+};
+
+/// The TLS handshakes an https server has seen.
+struct tls_counts {
+    std::uint64_t completed = 0; ///< handshakes that succeeded
+    std::uint64_t resumed = 0;   ///< of which resumed an earlier session (a ticket)
+    std::uint64_t failed = 0;    ///< refused, timed out, or not TLS at all
 };
 
 /// The threads an http_server given `options` serves on: io_threads, or when 0 one per CPU this process may
@@ -92,7 +103,8 @@ public:
     http_server(server::server& srv, http_options options);
     /// Several endpoints on one port, each at its own path (options.path is not used); any other path is
     /// answered 404 naming the served ones. Throws std::invalid_argument for no route, a route without a
-    /// server, a path not starting with "/" (or holding a query), or two routes at one path.
+    /// server, a path not starting with "/" (or holding a query), or two routes at one path; and for TLS
+    /// files that cannot be used (options.tls), naming the file and why.
     http_server(std::vector<http_route> routes, http_options options);
     /// The same, serving on `io`, which the caller owns and which must outlive this object: other work on
     /// `io` (e.g. a gateway's upstream connections) then shares the server's threads instead of handing every
@@ -116,6 +128,12 @@ public:
     void run();
     /// Starts the drain from any thread.
     void stop();
+
+    /// Reads options.tls's certificate and key again (certificate rotation; SIGHUP does the same): new
+    /// connections use them, open ones keep theirs. When the files are not usable the server keeps what it
+    /// has and the reason is returned. Thread-safe.
+    [[nodiscard]] std::optional<std::string> reload_tls();
+    [[nodiscard]] tls_counts tls_handshakes() const noexcept;
 
     class impl;
 

@@ -11,11 +11,17 @@
 // Beast's tcp_stream armed and cancelled a timer around every read_some and write; here bound() reads the
 // clock and one timer per connection, armed lazily, looks at the deadline when it fires (deadline_watch.hpp).
 //
+// A connection of a TLS listener carries TLS (start_tls() before the handshake); reads and writes then go
+// through OpenSSL (tls/either_stream.hpp), and a plain connection pays one branch per operation.
+//
 // @par Thread safety
 // Use it on the socket's executor only (its strand when several threads run the server).
 #pragma once
 
+#include <duet/protocol/caller.hpp>
+
 #include "support/deadline_watch.hpp"
+#include "tls/either_stream.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -32,7 +38,7 @@ public:
 
     /// `shortest` is the shortest limit bound() will be given.
     bounded_socket(boost::asio::ip::tcp::socket socket, clock::duration shortest)
-        : socket_(std::move(socket)), guard_(std::make_shared<guard>(&socket_)),
+        : socket_(std::move(socket)), io_(socket_), guard_(std::make_shared<guard>(&socket_)),
           watch_(socket_.get_executor(), shortest) {}
 
     bounded_socket(bounded_socket const&) = delete;
@@ -40,6 +46,16 @@ public:
 
     [[nodiscard]] boost::asio::ip::tcp::socket& socket() noexcept { return socket_; }
     [[nodiscard]] executor_type get_executor() noexcept { return socket_.get_executor(); }
+
+    /// The connection speaks TLS with `context` from now on (its handshake comes next).
+    void start_tls(boost::asio::ssl::context& context) { io_.start_tls(context); }
+    [[nodiscard]] bool is_tls() const noexcept { return io_.is_tls(); }
+    [[nodiscard]] tls::tls_stream* tls() noexcept { return io_.tls(); }
+    /// Who the connection's TLS handshake established (mutual TLS); null otherwise.
+    [[nodiscard]] std::shared_ptr<protocol::caller_identity const> const& caller() const noexcept {
+        return caller_;
+    }
+    void set_caller(std::shared_ptr<protocol::caller_identity const> c) noexcept { caller_ = std::move(c); }
 
     /// What begins from now on must be through within `limit` of now, else the socket is closed.
     void bound(clock::duration limit) { watch_.start(guard_, limit); }
@@ -56,12 +72,12 @@ public:
 
     template<class MutableBufferSequence, class ReadToken>
     auto async_read_some(MutableBufferSequence const& buffers, ReadToken&& token) {
-        return socket_.async_read_some(buffers, std::forward<ReadToken>(token));
+        return io_.async_read_some(buffers, std::forward<ReadToken>(token));
     }
 
     template<class ConstBufferSequence, class WriteToken>
     auto async_write_some(ConstBufferSequence const& buffers, WriteToken&& token) {
-        return socket_.async_write_some(buffers, std::forward<WriteToken>(token));
+        return io_.async_write_some(buffers, std::forward<WriteToken>(token));
     }
 
 private:
@@ -78,6 +94,8 @@ private:
     };
 
     boost::asio::ip::tcp::socket socket_;
+    tls::either_stream io_;
+    std::shared_ptr<protocol::caller_identity const> caller_;
     std::shared_ptr<guard> guard_;
     support::deadline_watch<guard> watch_;
 };

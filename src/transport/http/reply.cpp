@@ -35,6 +35,10 @@ reply answer_reply(std::optional<jsonrpc::message> const& message, unsigned http
     return reply{static_cast<bhttp::status>(http_status), jsonrpc::serialize(*message)};
 }
 
+namespace {
+constexpr std::size_t small_tls_answer = 16 * 1024; ///< a TLS record's payload at most
+} // namespace
+
 asio::awaitable<void> reply_writer::write(bounded_socket& stream, request const& req, reply& r,
                                           bool keep_alive) const {
     std::string head;
@@ -45,6 +49,18 @@ asio::awaitable<void> reply_writer::write(bounded_socket& stream, request const&
                                 .fields = r.headers,
                                 .body_size = r.body.size(),
                                 .keep_alive = keep_alive});
+    if (stream.is_tls()) {
+        // One TLS record (and one send) for a small answer rather than one for its head and one for its body.
+        if (r.body.size() <= small_tls_answer) {
+            head += r.body;
+            r.body.clear();
+        }
+        std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
+        stream.bound(write_timeout_);
+        co_await asio::async_write(stream, buffers, asio::as_tuple(asio::deferred));
+        stream.unbound();
+        co_return;
+    }
     std::array<asio::const_buffer, 2> const buffers{asio::buffer(head), asio::buffer(r.body)};
     auto const rest = support::send_now(stream.socket().native_handle(), buffers);
     if (asio::buffer_size(rest) == 0)

@@ -12,6 +12,7 @@
 #include "request_guards.hpp"
 #include "request_router.hpp"
 #include "server_context.hpp"
+#include "tls_listener.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -72,8 +73,11 @@ public:
     impl(std::vector<http_route> routes, http_options options, asio::io_context* io)
         : routes_(std::move(routes)), own_io_(io ? nullptr : std::make_unique<asio::io_context>()),
           ctx_(std::move(options), io ? *io : *own_io_), acceptor_(ctx_.io),
-          signals_(ctx_.io, SIGINT, SIGTERM), sweep_(ctx_.io), guards_(routes_, ctx_.options),
-          router_(ctx_, guards_) {}
+          signals_(ctx_.io, SIGINT, SIGTERM), reload_signal_(ctx_.io), sweep_(ctx_.io),
+          guards_(routes_, ctx_.options), router_(ctx_, guards_) {
+        if (ctx_.options.tls)
+            tls_.emplace(*ctx_.options.tls);
+    }
 
     boost::system::error_code listen() {
         boost::system::error_code ec;
@@ -101,7 +105,7 @@ public:
         auto host = ctx_.options.host;
         if (host.find(':') != std::string::npos)
             host = "[" + host + "]";
-        return "http://" + host + ":" + std::to_string(port_) + routes_.front().path;
+        return (tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_) + routes_.front().path;
     }
 
     std::string url(std::string_view path) const {
@@ -118,6 +122,10 @@ public:
                 self->stop();
         });
         schedule_sweep();
+        if (tls_) {
+            reload_signal_.add(SIGHUP);
+            await_reload_signal();
+        }
         std::vector<std::thread> threads;
         for (std::size_t i = 1; i < io_threads; ++i)
             threads.emplace_back([this] { ctx_.io.run(); });
@@ -130,6 +138,14 @@ public:
         asio::post(ctx_.io, [self = shared_from_this()] { self->begin_drain(); });
     }
 
+    std::optional<std::string> reload_tls() {
+        if (!tls_)
+            return "this server does not speak TLS";
+        return tls_->reload();
+    }
+
+    tls_counts tls_handshakes() const noexcept { return tls_ ? tls_->counts() : tls_counts{}; }
+
 private:
     // ---- lifecycle ----------------------------------------------------------------------------------------
 
@@ -139,6 +155,7 @@ private:
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         signals_.cancel(ignored);
+        reload_signal_.cancel(ignored);
         sweep_.cancel();
         // Keep-alive connections between requests have nothing to finish: closed now, so they do not hold the
         // drain until the deadline.
@@ -170,6 +187,20 @@ private:
     void maybe_stop() {
         if (ctx_.draining && open_sockets_ == 0)
             ctx_.io.stop();
+    }
+
+    // Certificate rotation: SIGHUP reads the files again; a bad set is refused and the old one kept.
+    void await_reload_signal() {
+        reload_signal_.async_wait([self = shared_from_this()](boost::system::error_code ec, int) {
+            if (ec)
+                return;
+            if (auto why = self->tls_->reload())
+                log_stderr("SIGHUP: the TLS certificate was not reloaded, the previous one stays: " + *why);
+            else
+                log_stderr("SIGHUP: TLS certificate and key reloaded from " +
+                           self->ctx_.options.tls->cert_file);
+            self->await_reload_signal();
+        });
     }
 
     void schedule_sweep() {
@@ -232,6 +263,14 @@ private:
         entry->stream = &stream;
         entry->strand = stream.get_executor();
         auto const registered = ctx_.registry.enter(entry);
+        if (tls_) {
+            entry->idle = true; // a drain closes a connection still in its handshake
+            if (!co_await tls_->handshake(stream)) {
+                entry->alive = false;
+                ctx_.registry.leave(registered);
+                co_return;
+            }
+        }
         for (;;) {
             if (ctx_.draining && buffer.size() == 0)
                 break; // between requests at a drain: nothing to finish
@@ -272,6 +311,8 @@ private:
         }
         entry->alive = false;
         ctx_.registry.leave(registered);
+        if (stream.is_tls() && !stream.timed_out())
+            co_await http::tls_listener::close(stream);
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
@@ -281,7 +322,9 @@ private:
     http::server_context ctx_;
     tcp::acceptor acceptor_;
     asio::signal_set signals_;
+    asio::signal_set reload_signal_; ///< SIGHUP, when TLS is served
     asio::steady_timer sweep_;
+    std::optional<http::tls_listener> tls_;
     http::request_guards guards_;
     http::request_router router_;
     std::uint16_t port_ = 0;
@@ -340,6 +383,12 @@ void http_server::run() {
 }
 void http_server::stop() {
     impl_->stop();
+}
+std::optional<std::string> http_server::reload_tls() {
+    return impl_->reload_tls();
+}
+tls_counts http_server::tls_handshakes() const noexcept {
+    return impl_->tls_handshakes();
 }
 
 } // namespace duet::transport

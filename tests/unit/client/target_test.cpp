@@ -29,9 +29,25 @@ TEST(HttpUrl, DefaultsPortAndPathAndUnbracketsIpv6) {
     EXPECT_EQ(b->authority(), "[::1]:9");
 }
 
+TEST(HttpUrl, HttpsDefaultsToPort443AndMarksTls) {
+    auto const a = parse_http_url("https://mcp.example/mcp?x=1");
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->tls);
+    EXPECT_EQ(a->port, 443);
+    EXPECT_EQ(a->host, "mcp.example");
+    EXPECT_EQ(a->target, "/mcp?x=1");
+    auto const b = parse_http_url("https://[::1]:8443/");
+    ASSERT_TRUE(b);
+    EXPECT_TRUE(b->tls);
+    EXPECT_EQ(b->port, 8443);
+    auto const c = parse_http_url("http://h/");
+    ASSERT_TRUE(c);
+    EXPECT_FALSE(c->tls);
+}
+
 TEST(HttpUrl, RefusesWhatItCannotSpeakWithUsageErrors) {
-    for (auto const* bad : {"https://h/mcp", "ftp://h", "http://", "http://h:0/", "http://h:70000/",
-                            "http://h:x/", "http://u:p@h/", "http://[::1/"}) {
+    for (auto const* bad : {"ftp://h", "https//h", "https://", "https://h:0/", "http://", "http://h:0/",
+                            "http://h:70000/", "http://h:x/", "http://u:p@h/", "http://[::1/"}) {
         auto const u = parse_http_url(bad);
         ASSERT_FALSE(u) << bad;
         EXPECT_EQ(u.error().code, errc::usage) << bad;
