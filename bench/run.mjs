@@ -7,7 +7,7 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, gateway, stdio, sessions, fanout, sustained
+//   --only GROUPS  comma-separated subset of: http, https, gateway, stdio, sessions, fanout, sustained
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -39,7 +39,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,gateway,stdio,sessions,fanout,sustained').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,https,gateway,stdio,sessions,fanout,sustained').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -279,9 +279,12 @@ async function measureHttp(server, target, workloads, { legacySession, single = 
 }
 
 const floorWorkload = 'HTTP floor (fixed 200 JSON)';
+// Duet's TLS 1.2 list (src/tls/context.cpp); TLS 1.3's suites are OpenSSL's defaults on both sides.
+const tlsCiphers = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
 
-/** nginx answering a fixed 200 JSON body to every POST on /mcp: the physical floor. */
-async function startNginx() {
+/** nginx answering a fixed 200 JSON body to every POST on /mcp: the physical floor. With `tls` ({cert, key})
+ * it listens with TLS, offering what Duet's listener offers (TLS 1.2 and 1.3, the same ECDHE + AEAD list). */
+async function startNginx(tls = undefined) {
     const port = await freePort();
     const dir = path.join(logDir, 'nginx');
     fs.mkdirSync(dir, { recursive: true });
@@ -305,7 +308,12 @@ http {
     uwsgi_temp_path ${dir}/uwsgi;
     scgi_temp_path ${dir}/scgi;
     server {
-        listen 127.0.0.1:${port};
+        listen 127.0.0.1:${port}${tls ? ' ssl' : ''};${tls ? `
+        ssl_certificate ${tls.cert};
+        ssl_certificate_key ${tls.key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_ciphers ${tlsCiphers};
+        ssl_prefer_server_ciphers on;` : ''}
         location = /mcp {
             default_type application/json;
             return 200 '${body}';
@@ -315,7 +323,7 @@ http {
 `
     );
     commands.push(`# nginx.conf (written by bench/run.mjs)\n${fs.readFileSync(conf, 'utf8').trim()}`);
-    const url = `http://127.0.0.1:${port}/mcp`;
+    const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}/mcp`;
     return startServer('nginx', ['nginx', '-e', `${dir}/error.log`, '-p', dir, '-c', conf], { url, port });
 }
 
@@ -365,6 +373,51 @@ async function httpGroup() {
         await measureHttp(v2, 'server@2.4.0', all, { legacySession: false });
     } finally {
         await stopServer(v2);
+    }
+}
+
+// ---- HTTPS ---------------------------------------------------------------------------------------------------
+
+const httpsFloor = 'HTTPS floor (fixed 200 JSON)';
+const httpsCall = 'HTTPS modern tools/call';
+const httpsHandshakeFloor = 'HTTPS new connection per request (fixed 200 JSON)';
+const httpsHandshakeCall = 'HTTPS new connection per request (modern tools/call)';
+
+/** A P-256 certificate for 127.0.0.1 made for this run (both servers serve the same one). */
+function benchCertificate() {
+    const dir = path.join(logDir, 'tls');
+    fs.mkdirSync(dir, { recursive: true });
+    const cert = path.join(dir, 'server.crt');
+    const key = path.join(dir, 'server.key');
+    const cmd = ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
+    commands.push(`# the run's certificate\n${show(cmd)}`);
+    const r = spawnSync(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
+    return { cert, key };
+}
+
+// TLS on kept-alive connections (the record layer's cost per request) and with a new connection per request
+// (a full handshake each: wrk offers no session to resume), Duet's `duet serve --tls-cert` against nginx with the
+// same certificate and cipher list, in alternating slices.
+async function httpsGroup() {
+    const tls = benchCertificate();
+    const running = [];
+    try {
+        const nginx = await keepRunning(running, startNginx(tls));
+        const duet = await keepRunning(running, startServer('duet-https', [bin.duet, 'serve', '--port', '0', '--tls-cert', tls.cert, '--tls-key', tls.key]));
+        const modern = workloadEnv('HTTP modern tools/call');
+        const closing = { ...modern, BENCH_HEADERS_1: `${modern.BENCH_HEADERS_1}|Connection: close` };
+        await wrk('nginx https: warm-up', nginx, modern, plan.warmupSeconds);
+        await wrk('Duet https: warm-up', duet, modern, plan.warmupSeconds);
+        const entry = (server, target, workload, env) => ({ server, target, workload, env, connections: plan.connections });
+        await slicedHttpRows([
+            entry(nginx, 'nginx', httpsFloor, modern),
+            entry(duet, 'Duet', httpsCall, modern),
+            entry(nginx, 'nginx', httpsHandshakeFloor, closing),
+            entry(duet, 'Duet', httpsHandshakeCall, closing)
+        ]);
+    } finally {
+        await stopServers(...running.reverse());
     }
 }
 
@@ -594,6 +647,15 @@ function verdicts() {
         check(`${w}: ≥ 50 % of the nginx floor`, share >= 0.5, detail);
         check(`${w}: p99 ≤ 2 ms at ${plan.connections} connections`, d.p99_us <= 2000, `p99 ${ms(d.p99_us)} ms`);
     }
+    // HTTPS: the same certificate and ciphers on both sides, so TLS's cost weighs on both.
+    for (const [w, f, share] of [[httpsCall, httpsFloor, 0.7], [httpsHandshakeCall, httpsHandshakeFloor, 0.5]]) {
+        const d = find(w, 'Duet');
+        const n = find(f, 'nginx');
+        if (!d || !n) continue;
+        const raw = d.rate / n.rate;
+        const perCpu = d.rate / d.cpu_pct / (n.rate / n.cpu_pct);
+        check(`${w}: ≥ ${100 * share} % of nginx's ${f}`, raw >= share, `${fmt(100 * raw, 1)} % (${fmt(d.rate)} vs ${fmt(n.rate)} req/s); per server CPU-second ${fmt(100 * perCpu, 1)} %; nginx used ${fmt(n.cpu_pct)} % of its core`);
+    }
     const kept = (g, direct, directWorkload) =>
         `${fmt((100 * g.rate) / direct.rate, 1)} % (${fmt(g.rate)} vs ${fmt(direct.rate)} req/s${directWorkload ? ` direct ${directWorkload}` : ''} at ${plan.connections} connections); per server CPU-second ${fmt((100 * g.rate * direct.cpu_pct) / (g.cpu_pct * direct.rate), 1)} %`;
     for (const target of Object.values(gatewayTargets)) {
@@ -651,8 +713,9 @@ function verdicts() {
 function table() {
     const header = ['workload', 'target', 'rate', 'p50 ms', 'p99 ms', 'server CPU %', 'per server CPU-s', 'RSS MiB', 'bad', 'Duet ÷ this'];
     const lines = rows.map(r => {
-        const duet = find(r.workload, 'Duet') ?? (r.target === 'nginx' ? find('HTTP modern tools/call', 'Duet') : undefined);
-        const legacyDuet = r.target === 'nginx' ? find('HTTP legacy tools/call', 'Duet') : undefined;
+        const nginxPair = { [httpsFloor]: httpsCall, [httpsHandshakeFloor]: httpsHandshakeCall }[r.workload] ?? 'HTTP modern tools/call';
+        const duet = find(r.workload, 'Duet') ?? (r.target === 'nginx' ? find(nginxPair, 'Duet') : undefined);
+        const legacyDuet = r.target === 'nginx' && r.workload === floorWorkload ? find('HTTP legacy tools/call', 'Duet') : undefined;
         let ratio = '';
         if (r.target !== 'Duet' && duet && !r.target.startsWith('driver'))
             ratio = r.target === 'nginx' ? `${fmt(duet.rate / r.rate, 2)} modern, ${legacyDuet ? fmt(legacyDuet.rate / r.rate, 2) : '—'} legacy` : `${fmt(duet.rate / r.rate, 1)}×`;
@@ -782,7 +845,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
+const steps = { http: httpGroup, https: httpsGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);
