@@ -577,7 +577,8 @@ async function stdioGroup() {
 
 async function sessionsGroup() {
     for (const [target, cmd] of [
-        ['Duet', [bin.duet, 'serve', '--port', '0']],
+        // One address opens every session here: the per-peer bound (--session-rate) would refuse most of them.
+        ['Duet', [bin.duet, 'serve', '--port', '0', '--session-rate', '0']],
         ['sdk@1.32.2', ['node', path.join(peers, 'sdk1-echo.mjs'), '--port', '0']]
     ]) {
         const s = await startServer(`${target}-sessions`, cmd);

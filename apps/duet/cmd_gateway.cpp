@@ -7,6 +7,7 @@
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -42,6 +43,7 @@ struct gateway_cli {
     bool busy_batching = true;
     transport::http_options http;
     tls_server_flags listener_tls;
+    listener_flags listener;
     /// What https upstreams trust and present, each "[NAME=]VALUE": unnamed for every upstream, named for
     /// one.
     std::vector<std::string> cacert, client_cert, client_key;
@@ -260,6 +262,10 @@ int run_gateway(gateway_cli const& cli) {
         return 2;
     }
     auto http_options = cli.http;
+    if (auto bad = apply_listener_flags(cli.listener, http_options)) {
+        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
+        return 2;
+    }
     if (auto bad = apply_tls_server_flags(cli.listener_tls, http_options)) {
         std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
         return 2;
@@ -379,6 +385,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");
     add_tls_server_flags(*cmd, cli->listener_tls);
+    add_listener_flags(*cmd, cli->listener, cli->http);
     cmd->add_option("--cacert", cli->cacert,
                     "https upstreams: a PEM bundle of CAs to trust besides the system's; NAME=FILE for one "
                     "upstream");

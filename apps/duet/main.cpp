@@ -14,6 +14,7 @@
 
 #include "client_cli.hpp"
 #include "cmd_gateway.hpp"
+#include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "demo_server.hpp"
 
@@ -62,8 +63,8 @@ int main(int argc, char** argv) {
     duet::transport::http_options http;
     serve->add_option("--host", http.host, "Address to bind (default 127.0.0.1)");
     serve->add_option("--port", http.port, "Port to bind; 0 picks a free one (default 8750)");
-    std::string token;
-    serve->add_option("--bearer-token", token, "Require Authorization: Bearer TOKEN");
+    duet::apps::listener_flags listener;
+    duet::apps::add_listener_flags(*serve, listener, http);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -90,8 +91,10 @@ int main(int argc, char** argv) {
         std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
         return duet::transport::serve_stdio(*srv);
     }
-    if (!token.empty())
-        http.bearer_token = token;
+    if (auto why = duet::apps::apply_listener_flags(listener, http)) {
+        std::fprintf(stderr, "duet serve: %s\n", why->c_str());
+        return 2;
+    }
     if (auto why = duet::apps::apply_tls_server_flags(tls, http)) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;

@@ -31,11 +31,18 @@ namespace duet::test::http {
 class raw_socket {
 public:
     /// Connects to the loopback port; `rcvbuf` > 0 shrinks the receive buffer first (a client that reads
-    /// slowly holds the server's write sooner).
-    explicit raw_socket(std::uint16_t port, int rcvbuf = 0)
+    /// slowly holds the server's write sooner); `source` (e.g. "127.0.0.2", also loopback on Linux) is the
+    /// address the connection comes from, so one test can be several peers.
+    explicit raw_socket(std::uint16_t port, int rcvbuf = 0, char const* source = nullptr)
         : fd_(::socket(AF_INET, SOCK_STREAM, 0)), server_port_(port) {
         if (rcvbuf > 0)
             ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+        if (source) {
+            sockaddr_in from{};
+            from.sin_family = AF_INET;
+            ::inet_pton(AF_INET, source, &from.sin_addr);
+            ::bind(fd_, reinterpret_cast<sockaddr const*>(&from), sizeof from);
+        }
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_port = htons(port);

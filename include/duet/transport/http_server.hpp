@@ -49,13 +49,32 @@ struct http_options {
     std::size_t io_threads = 0;
     std::size_t max_body_bytes = 4 * 1024 * 1024;
     std::size_t max_header_bytes = 16 * 1024;
+    /// A request target longer than this is answered 414.
+    std::size_t max_target_bytes = 8 * 1024;
+    /// Each write of a response must be through within it.
     std::chrono::milliseconds read_timeout = std::chrono::seconds(30);
+    /// How long a kept-alive connection waits for its next request to begin.
     std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
+    /// A new connection's first request line and header fields, and any request's fields once its request
+    /// line arrived, must be in within this: a client trickling its head (slowloris) holds a connection for
+    /// seconds, not minutes.
+    std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+    /// The slowest a body may arrive, on average: a body gets header_timeout plus its size at this rate.
+    std::size_t min_body_bytes_per_second = 8 * 1024;
+    /// Requests one kept-alive connection serves; the last is answered with `Connection: close`.
+    std::size_t max_requests_per_connection = 10000;
+    /// Open connections at once; the listener stops accepting at the cap (and when out of descriptors) and
+    /// resumes as connections close. 0: derived from the process's descriptor limit (RLIMIT_NOFILE).
+    std::size_t max_connections = 0;
     /// The legacy sessions and their resumable streams. Null: an in-memory store within max_sessions,
     /// replay_events and resumable_streams (which a given store does not read: it has limits of its own).
     std::shared_ptr<store::session_store> session_store;
     std::size_t max_sessions = 10000;
     std::chrono::milliseconds session_expiry = std::chrono::hours(1);
+    /// Legacy sessions one peer address may open: a burst, then this many per second (0: unbounded). Beyond
+    /// it `initialize` is answered 429, so one peer cannot fill max_sessions and lock everyone else out.
+    std::size_t session_burst_per_peer = 1024;
+    double sessions_per_second_per_peer = 1.0;
     std::size_t max_listen_streams = 1000;
     /// Per legacy session stream (the standalone one and each POST's), kept for Last-Event-ID resumption;
     /// also the bound of what waits there for a slow client.
@@ -69,10 +88,13 @@ struct http_options {
     std::chrono::milliseconds sse_retry = std::chrono::seconds(1);
     std::chrono::milliseconds keepalive = std::chrono::seconds(15);
     std::chrono::milliseconds drain_deadline = std::chrono::seconds(10);
-    /// Origins allowed besides loopback ones (e.g. "https://app.example"); Host names likewise.
+    /// Origins allowed besides loopback ones (e.g. "https://app.example"), compared whole (scheme, host
+    /// and port).
     std::vector<std::string> allowed_origins;
+    /// Host names (or host:port) clients may use besides loopback ones. A server bound beyond loopback
+    /// accepts only these, plus the address it is bound to; "*" accepts any Host.
     std::vector<std::string> allowed_hosts;
-    /// When set, every request needs `Authorization: Bearer <token>`.
+    /// When set, every request needs `Authorization: Bearer <token>` (compared in constant time).
     std::optional<std::string> bearer_token;
     /// When set, the server speaks HTTPS only (url() says https://); SIGHUP then reloads the certificate and
     /// key (reload_tls()). Plain HTTP otherwise, with no TLS code on its path.
@@ -89,6 +111,10 @@ struct tls_counts {
 /// The threads an http_server given `options` serves on: io_threads, or when 0 one per CPU this process may
 /// run on.
 [[nodiscard]] std::size_t io_threads_for(http_options const& options);
+
+/// The connections an http_server given `options` serves at once: max_connections, or when 0 the process's
+/// descriptor limit less 64 for what else it opens.
+[[nodiscard]] std::size_t max_connections_for(http_options const& options);
 
 /// One endpoint of an http_server: the server answering at `path` (e.g. "/mcp/search"). Each endpoint keeps
 /// its own legacy sessions.

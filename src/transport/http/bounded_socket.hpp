@@ -24,6 +24,7 @@
 #include "tls/either_stream.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 
 #include <chrono>
 #include <memory>
@@ -38,8 +39,10 @@ public:
 
     /// `shortest` is the shortest limit bound() will be given.
     bounded_socket(boost::asio::ip::tcp::socket socket, clock::duration shortest)
-        : socket_(std::move(socket)), io_(socket_), guard_(std::make_shared<guard>(&socket_)),
-          watch_(socket_.get_executor(), shortest) {}
+        : socket_(std::move(socket)), io_(socket_), shortest_(shortest),
+          guard_(std::make_shared<guard>(&socket_)), watch_(socket_.get_executor(), shortest) {
+        guard_->owner = this;
+    }
 
     bounded_socket(bounded_socket const&) = delete;
     bounded_socket& operator=(bounded_socket const&) = delete;
@@ -58,9 +61,23 @@ public:
     void set_caller(std::shared_ptr<protocol::caller_identity const> c) noexcept { caller_ = std::move(c); }
 
     /// What begins from now on must be through within `limit` of now, else the socket is closed.
-    void bound(clock::duration limit) { watch_.start(guard_, limit); }
+    void bound(clock::duration limit) {
+        guard_->next_request = {};
+        watch_.start(guard_, limit);
+    }
+    /// A kept-alive connection's wait for its next request: up to `idle` for it to begin, then once bytes of
+    /// it have arrived (in `buffer`, or waiting on the socket) up to `head` more for the rest of its head,
+    /// so a client trickling a head is closed after seconds even on a connection allowed long idle waits.
+    /// Arrival is looked at each `head` (the watch's timer), so a head gets between `head` and twice that.
+    void bound_next_request(clock::duration idle, clock::duration head,
+                            boost::beast::flat_buffer const& buffer) {
+        guard_->next_request = {.idle_until = clock::now() + idle, .head = head, .buffer = &buffer};
+        watch_.start(guard_, std::min(idle, head));
+    }
     /// No limit until the next bound().
     void unbound() noexcept { support::deadline_watch<guard>::stop(*guard_); }
+    /// The shortest limit bound() may be given.
+    [[nodiscard]] clock::duration shortest() const noexcept { return shortest_; }
     /// Whether the last bound() ran out (the socket was closed for it).
     [[nodiscard]] bool timed_out() const noexcept { return guard_->deadline.expired; }
 
@@ -81,20 +98,48 @@ public:
     }
 
 private:
+    // A wait for the next request (bound_next_request), while it lasts.
+    struct next_request_wait {
+        clock::time_point idle_until;
+        clock::duration head{};
+        boost::beast::flat_buffer const* buffer = nullptr; ///< null: not waiting
+        bool had_bytes = false;                            ///< at the previous look
+    };
+
     // What the watch holds weakly and expires: closing the socket fails the operation pending on it, as
     // Beast's expiry did.
     struct guard {
         explicit guard(boost::asio::ip::tcp::socket* s) : socket(s) {}
         boost::asio::ip::tcp::socket* socket;
+        bounded_socket* owner = nullptr;
         support::watched_deadline deadline;
+        next_request_wait next_request;
         void expire() {
+            if (next_request.buffer && owner->keep_waiting(next_request))
+                return;
             boost::system::error_code ignored;
             socket->close(ignored);
         }
     };
 
+    // A wait for the next request goes on while nothing of it came and the idle time lasts, or while bytes
+    // came since the last look (a head that is arriving gets another `head`).
+    bool keep_waiting(next_request_wait& w) {
+        boost::system::error_code ignored;
+        bool const has_bytes = w.buffer->size() != 0 || socket_.available(ignored) != 0;
+        auto const now = clock::now();
+        if (has_bytes ? w.had_bytes : now >= w.idle_until)
+            return false;
+        w.had_bytes = has_bytes;
+        auto const next = has_bytes ? w.head : std::min(w.head, w.idle_until - now);
+        guard_->deadline.expired = false;
+        watch_.start(guard_, std::max(next, shortest_));
+        return true;
+    }
+
     boost::asio::ip::tcp::socket socket_;
     tls::either_stream io_;
+    clock::duration shortest_;
     std::shared_ptr<protocol::caller_identity const> caller_;
     std::shared_ptr<guard> guard_;
     support::deadline_watch<guard> watch_;

@@ -60,15 +60,21 @@ bool origin_allowed(std::optional<std::string_view> origin, std::vector<std::str
     return is_loopback_host(authority);
 }
 
-bool host_allowed(std::optional<std::string_view> host, bool bound_to_loopback,
+bool host_allowed(std::optional<std::string_view> host, std::string_view bound_address,
                   std::vector<std::string> const& allowed) {
     if (!host || host->empty())
         return false; // HTTP/1.1 requires Host
-    if (listed(*host, allowed) || listed(host_of(*host), allowed))
+    if (listed(*host, allowed) || listed(host_of(*host), allowed) || listed("*", allowed))
         return true;
-    if (bound_to_loopback)
-        return is_loopback_host(*host);
-    return allowed.empty();
+    if (is_loopback_host(*host))
+        return true;
+    if (bound_address.empty())
+        return false;
+    auto const name = host_of(*host);
+    // An IPv6 literal arrives bracketed.
+    if (name.size() == bound_address.size() + 2 && name.starts_with('['))
+        return name.substr(1, bound_address.size()) == bound_address;
+    return name == bound_address;
 }
 
 } // namespace duet::transport::http

@@ -19,9 +19,10 @@ namespace duet::transport::http {
 [[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin,
                                   std::vector<std::string> const& allowed);
 
-/// A server bound to loopback answers only Host headers naming loopback (or listed in `allowed`), so a
-/// rebound DNS name cannot reach it. A server bound elsewhere checks `allowed` when it is not empty.
-[[nodiscard]] bool host_allowed(std::optional<std::string_view> host, bool bound_to_loopback,
+/// Only Host headers naming loopback, naming the address the server is bound to (`bound_address`, empty when
+/// that is loopback), or listed in `allowed` ("*" for any) are answered, so a rebound DNS name cannot reach
+/// the server: one bound beyond loopback is reached by the names it was told.
+[[nodiscard]] bool host_allowed(std::optional<std::string_view> host, std::string_view bound_address,
                                 std::vector<std::string> const& allowed);
 
 } // namespace duet::transport::http

@@ -1,5 +1,7 @@
 #include "request.hpp"
 
+#include "read_pacing.hpp"
+
 #include <boost/beast/http/error.hpp>
 
 namespace duet::transport::http {
@@ -11,6 +13,9 @@ namespace {
 // names and values) before either grows.
 constexpr std::size_t typical_head_bytes = 384;
 constexpr std::size_t typical_fields = 12;
+// A declared length reserves at most this much: the rest grows with the bytes that arrive, so requests
+// announcing 4 MiB and sending nothing reserve nothing like 4 MiB each.
+constexpr std::size_t max_body_reserve = 64 * 1024;
 } // namespace
 
 request_parser::request_parser() {
@@ -18,8 +23,18 @@ request_parser::request_parser() {
     request_.fields_.reserve(typical_fields);
 }
 
+request_parser::request_parser(read_pacing* pacing, std::size_t max_target_bytes) : request_parser() {
+    pacing_ = pacing;
+    max_target_bytes_ = max_target_bytes;
+}
+
 void request_parser::on_request_impl(bhttp::verb method, string_view, string_view target, int version,
                                      error_code& ec) {
+    if (max_target_bytes_ != 0 && target.size() > max_target_bytes_) {
+        target_too_long_ = true;
+        ec = bhttp::error::bad_target;
+        return;
+    }
     request_.method_ = method; // an unknown verb stays unknown: the server answers 405 whatever it is
     request_.version_ = static_cast<unsigned>(version);
     request_.target_ = request_.append({target.data(), target.size()});
@@ -46,7 +61,9 @@ void request_parser::on_header_impl(error_code& ec) {
 void request_parser::on_body_init_impl(boost::optional<std::uint64_t> const& content_length, error_code& ec) {
     // The parser has checked a declared length against body_limit before it gets here.
     if (content_length)
-        request_.body_.reserve(static_cast<std::size_t>(*content_length));
+        request_.body_.reserve(std::min(static_cast<std::size_t>(*content_length), max_body_reserve));
+    if (pacing_)
+        pacing_->on_body(content_length ? std::optional(*content_length) : std::nullopt);
     ec = {};
 }
 

@@ -124,10 +124,17 @@ private:
     body_type body_;
 };
 
-/// Beast's request parser, filling a `request`. One per request, as with Beast's own parser.
+class read_pacing;
+
+/// Beast's request parser, filling a `request`. One per request, as with Beast's own parser. With a pacing,
+/// it re-bounds the read as the request line and the body begin (read_pacing.hpp); a target longer than
+/// `max_target_bytes` fails the read with bad_target and target_too_long().
 class request_parser final : public boost::beast::http::basic_parser<true> {
 public:
     request_parser();
+    request_parser(read_pacing* pacing, std::size_t max_target_bytes);
+
+    [[nodiscard]] bool target_too_long() const noexcept { return target_too_long_; }
 
     /// The request, once is_done(); the parser is not used again.
     [[nodiscard]] request release() noexcept { return std::move(request_); }
@@ -149,6 +156,9 @@ private:
     void on_finish_impl(error_code& ec) override;
 
     request request_;
+    read_pacing* pacing_ = nullptr;
+    std::size_t max_target_bytes_ = 0; ///< 0: any
+    bool target_too_long_ = false;
 };
 
 } // namespace duet::transport::http

@@ -6,9 +6,20 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include <openssl/crypto.h>
+
 namespace duet::transport::http {
 
 namespace bhttp = boost::beast::http;
+
+namespace {
+
+// Constant time in the contents: how long a comparison takes says nothing of how much of a guess was right.
+bool same_secret(std::string_view given, std::string_view expected) {
+    return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+} // namespace
 
 request_guards::request_guards(std::vector<http_route> const& routes, http_options const& options)
     : routes_(routes), options_(options),
@@ -26,11 +37,11 @@ std::variant<http_route const*, reply> request_guards::check(request const& req)
     if (!route)
         return unknown_path(path);
     if (!origin_allowed(header(req, bhttp::field::origin), options_.allowed_origins) ||
-        !host_allowed(header(req, bhttp::field::host), loopback_, options_.allowed_hosts))
+        !host_allowed(header(req, bhttp::field::host), bound_address_, options_.allowed_hosts))
         return invalid_request_reply(bhttp::status::forbidden, "Invalid Request: origin or host not allowed");
     if (options_.bearer_token) {
         auto const auth = header(req, bhttp::field::authorization);
-        if (!auth || *auth != expected_authorization_) {
+        if (!auth || !same_secret(*auth, expected_authorization_)) {
             reply r = invalid_request_reply(bhttp::status::unauthorized,
                                             "Invalid Request: a valid bearer token is required");
             r.headers.emplace_back("WWW-Authenticate",

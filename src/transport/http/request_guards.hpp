@@ -20,8 +20,8 @@ public:
     /// `routes` and `options` must outlive the guards.
     request_guards(std::vector<http_route> const& routes, http_options const& options);
 
-    /// Whether the server listens on a loopback address (known once it is bound).
-    void set_bound_to_loopback(bool loopback) noexcept { loopback_ = loopback; }
+    /// The address the server listens on, once it is bound: empty for loopback.
+    void set_bound_address(std::string address) { bound_address_ = std::move(address); }
 
     /// The endpoint a request is for when its head passes every guard, else the refusal to answer with.
     [[nodiscard]] std::variant<http_route const*, reply> check(request const& req) const;
@@ -31,7 +31,7 @@ private:
 
     std::vector<http_route> const& routes_;
     http_options const& options_;
-    bool loopback_ = true;
+    std::string bound_address_;
     std::string expected_authorization_; ///< built once, not per request
 };
 

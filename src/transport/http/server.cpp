@@ -7,6 +7,8 @@
 #include "drain_registry.hpp"
 #include "live_session.hpp"
 #include "modern_responses.hpp"
+#include "read_errors.hpp"
+#include "read_pacing.hpp"
 #include "reply.hpp"
 #include "request.hpp"
 #include "request_guards.hpp"
@@ -29,6 +31,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -56,6 +59,14 @@ std::size_t usable_cpus() {
     if (::sched_getaffinity(0, sizeof set, &set) == 0)
         return static_cast<std::size_t>(std::max(1, CPU_COUNT(&set)));
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// The shortest bound a connection's reads and writes are given: its socket's timer wakes no more often.
+http::bounded_socket::clock::duration shortest_bound(http_options const& options) {
+    auto shortest = std::min({options.idle_timeout, options.read_timeout, options.header_timeout});
+    if (options.tls)
+        shortest = std::min(shortest, options.tls->handshake_timeout);
+    return shortest;
 }
 
 // Sessions this process serves end with their connection; another process's are its own to end.
@@ -95,7 +106,7 @@ public:
         if (ec)
             return ec;
         port_ = acceptor_.local_endpoint().port();
-        guards_.set_bound_to_loopback(address.is_loopback());
+        guards_.set_bound_address(address.is_loopback() ? std::string() : address.to_string());
         return {};
     }
 
@@ -204,7 +215,12 @@ private:
     }
 
     void schedule_sweep() {
-        sweep_.expires_after(std::chrono::seconds(30));
+        // Every 30 s, or twice per expiry when that is shorter, so a session outlives its expiry by half of
+        // it.
+        auto const half =
+            std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.options.session_expiry / 2);
+        sweep_.expires_after(std::clamp<std::chrono::milliseconds>(half, std::chrono::milliseconds(50),
+                                                                   std::chrono::seconds(30)));
         sweep_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (ec)
                 return;
@@ -221,8 +237,33 @@ private:
         return asio::make_strand(ctx_.io);
     }
 
+    // Waits `backoff` and doubles it (to a second at most); false once a drain began.
+    asio::awaitable<bool> accept_pause(asio::steady_timer& pause, std::chrono::milliseconds& backoff) {
+        pause.expires_after(backoff);
+        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(1));
+        co_return !ctx_.draining;
+    }
+
+    // Stops accepting while at max_connections or out of descriptors, and resumes with a backoff (from 10 ms,
+    // doubling to a second) as connections close: a full process neither spins on EMFILE nor takes
+    // connections it cannot serve. Those waiting meanwhile stay in the kernel's backlog.
     asio::awaitable<void> accept_loop() {
+        auto const cap = max_connections_for(ctx_.options);
+        asio::steady_timer pause(ctx_.io);
+        auto backoff = std::chrono::milliseconds(10);
+        bool said = false;
         for (;;) {
+            if (open_sockets_ >= cap) {
+                if (!said)
+                    log_stderr("at " + std::to_string(cap) +
+                               " connections (max_connections): accepting again as "
+                               "they close");
+                said = true;
+                if (!co_await accept_pause(pause, backoff))
+                    co_return;
+                continue;
+            }
             // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
             auto ec_result =
                 co_await acceptor_.async_accept(socket_executor(), asio::as_tuple(asio::use_awaitable));
@@ -232,8 +273,18 @@ private:
             if (ec) {
                 if (ec == asio::error::operation_aborted || ctx_.draining)
                     co_return;
+                if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+                    ec == asio::error::no_memory || ec.value() == ENFILE) {
+                    if (!said)
+                        log_stderr("cannot accept: " + ec.message() + "; trying again as connections close");
+                    said = true;
+                    if (!co_await accept_pause(pause, backoff))
+                        co_return;
+                }
                 continue;
             }
+            backoff = std::chrono::milliseconds(10);
+            said = false;
             socket.set_option(tcp::no_delay(true), ec);
             ++open_sockets_;
             auto ex = socket.get_executor();
@@ -256,7 +307,7 @@ private:
 
     asio::awaitable<void> serve_socket(tcp::socket socket) {
         auto const& options = ctx_.options;
-        http::bounded_socket stream(std::move(socket), std::min(options.idle_timeout, options.read_timeout));
+        http::bounded_socket stream(std::move(socket), shortest_bound(options));
         beast::flat_buffer buffer;
         http::modern_slot modern;
         auto entry = std::make_shared<http::drain_registry::socket_entry>();
@@ -271,14 +322,19 @@ private:
                 co_return;
             }
         }
-        for (;;) {
+        http::read_pacing pacing(stream, options);
+        for (std::size_t served = 0;; ++served) {
             if (ctx_.draining && buffer.size() == 0)
                 break; // between requests at a drain: nothing to finish
-            http::request_parser parser;
+            http::request_parser parser(&pacing, options.max_target_bytes);
             parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
             parser.body_limit(options.max_body_bytes);
-            // The whole request, from when it is awaited to its last byte, within the idle timeout.
-            stream.bound(options.idle_timeout);
+            // A new connection's head within header_timeout; a kept-alive one waits up to idle_timeout for
+            // its next request to begin; a body gets its own bound once its size is known (read_pacing).
+            if (served == 0)
+                stream.bound(options.header_timeout);
+            else
+                stream.bound_next_request(options.idle_timeout, options.header_timeout, buffer);
             entry->idle = buffer.size() == 0;
             // Deferred: the read starts from this frame instead of a coroutine of its own (bench/findings.md,
             // HTTP per-request cost, session 9). No structured bindings across co_await (GCC 12).
@@ -289,22 +345,17 @@ private:
             entry->idle = false;
 
             if (ec) {
-                http::request const dummy(11);
-                if (ec == bhttp::error::body_limit) {
-                    http::reply answer =
-                        http::invalid_request_reply(bhttp::status::payload_too_large,
-                                                    "Invalid Request: the body exceeds " +
-                                                        std::to_string(options.max_body_bytes) + " bytes");
-                    co_await ctx_.replies.write(stream, dummy, answer, false);
-                } else if (ec == bhttp::error::header_limit) {
-                    http::reply answer = http::invalid_request_reply(
-                        bhttp::status::request_header_fields_too_large, "Invalid Request: headers too large");
-                    co_await ctx_.replies.write(stream, dummy, answer, false);
+                if (auto answer = http::answer_to_read_error(ec, parser, options);
+                    answer && !stream.timed_out()) {
+                    http::request const dummy(11);
+                    co_await ctx_.replies.write(stream, dummy, *answer, false);
+                    co_await http::linger(stream, 2 * options.max_body_bytes);
                 }
                 break;
             }
             auto req = parser.release();
-            bool const keep_alive = req.keep_alive() && !ctx_.draining;
+            bool const keep_alive =
+                req.keep_alive() && !ctx_.draining && served + 1 < options.max_requests_per_connection;
             bool const keep = co_await router_.handle(stream, req, keep_alive, modern);
             if (!keep || !keep_alive)
                 break;
@@ -350,6 +401,17 @@ std::vector<http_route> checked_routes(std::vector<http_route> routes) {
 }
 
 } // namespace
+
+std::size_t max_connections_for(http_options const& options) {
+    if (options.max_connections != 0)
+        return options.max_connections;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return 65536;
+    // Room for what else the process opens: the listener, files, upstream connections and children's pipes.
+    auto const descriptors = static_cast<std::size_t>(limit.rlim_cur);
+    return descriptors > 128 ? descriptors - 64 : std::max<std::size_t>(descriptors / 2, 1);
+}
 
 std::size_t io_threads_for(http_options const& options) {
     return options.io_threads != 0 ? options.io_threads : usable_cpus();

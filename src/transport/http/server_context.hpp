@@ -7,6 +7,7 @@
 #include <duet/transport/http_server.hpp>
 
 #include "drain_registry.hpp"
+#include "peer_budget.hpp"
 #include "reply.hpp"
 #include "sse_framing.hpp"
 
@@ -33,7 +34,8 @@ inline constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 struct server_context {
     server_context(http_options o, boost::asio::io_context& io_context)
         : options(std::move(o)), io(io_context), sessions(session_store_for(options)),
-          replies(options.read_timeout), sse(options.read_timeout, options.sse_retry) {}
+          replies(options.read_timeout), sse(options.read_timeout, options.sse_retry),
+          session_budget(options.session_burst_per_peer, options.sessions_per_second_per_peer) {}
 
     http_options const options;
     boost::asio::io_context& io;
@@ -46,6 +48,8 @@ struct server_context {
     drain_registry registry;
     reply_writer replies;
     sse_writer sse;
+    /// Legacy sessions each peer address may open (initialize beyond it: 429).
+    peer_budget session_budget;
 };
 
 } // namespace duet::transport::http

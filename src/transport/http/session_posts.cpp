@@ -85,6 +85,18 @@ struct session_streams::session_sink {
 asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, request const& req,
                                                     bool keep_alive, jsonrpc::request r,
                                                     protocol::http_facts facts, server::server& srv) {
+    boost::system::error_code peer_unknown;
+    auto const peer = stream.socket().remote_endpoint(peer_unknown);
+    if (!peer_unknown && !ctx_.session_budget.take(peer.address())) {
+        reply answer =
+            reply{bhttp::status::too_many_requests,
+                  error_body(r.id, protocol::make_error(protocol::errc::internal_error,
+                                                        "Too many sessions opened from this address; "
+                                                        "retry later"))};
+        answer.headers.emplace_back("Retry-After", std::to_string(ctx_.session_budget.retry_after_seconds()));
+        co_await ctx_.replies.write(stream, req, answer, keep_alive);
+        co_return true;
+    }
     auto local = std::make_shared<live_session>();
     local->owner = &srv;
     auto s = ctx_.sessions->create(local);

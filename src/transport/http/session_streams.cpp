@@ -93,7 +93,7 @@ asio::awaitable<bool> session_streams::end_session(bounded_socket& stream, reque
 // until one of relay_end happens. The session's reader must be attached as `token`.
 asio::awaitable<session_streams::relay_end>
 session_streams::relay(bounded_socket& stream, store::event_log& es, std::uint64_t token, std::uint64_t after,
-                       stream_queue& wake, peer_watch const& watch, store::session const& session) {
+                       stream_queue& wake, peer_watch const& watch, store::session& session) {
     bool const standalone = es.number() == 0;
     std::string ignored;
     for (;;) {
@@ -116,6 +116,8 @@ session_streams::relay(bounded_socket& stream, store::event_log& es, std::uint64
         auto const got = co_await wake.pop(ignored, ctx_.options.keepalive);
         if (got == stream_queue::outcome::idle && !co_await ctx_.sse.keepalive(stream))
             co_return relay_end::peer_gone;
+        // A client holding a stream open is using its session, however long it sends nothing else.
+        session.touch();
     }
 }
 

@@ -78,7 +78,7 @@ private:
     };
     boost::asio::awaitable<relay_end> relay(bounded_socket& stream, store::event_log& es, std::uint64_t token,
                                             std::uint64_t after, stream_queue& wake, peer_watch const& watch,
-                                            store::session const& session);
+                                            store::session& session);
     boost::asio::awaitable<bool> finish_relay(bounded_socket& stream, store::session& session,
                                               store::event_log& es, std::uint64_t token, relay_end end);
 

@@ -121,7 +121,7 @@ asio::awaitable<void> tls_listener::close(bounded_socket& stream) {
     // As if the peer's close_notify had come: OpenSSL then sends ours and is done, instead of waiting for an
     // answer that HTTP clients seldom send.
     SSL_set_shutdown(stream.tls()->native_handle(), SSL_RECEIVED_SHUTDOWN);
-    stream.bound(std::chrono::seconds(1));
+    stream.bound(stream.shortest());
     co_await stream.tls()->async_shutdown(asio::as_tuple(asio::deferred));
     stream.unbound();
 }
