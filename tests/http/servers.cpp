@@ -91,7 +91,9 @@ child_server::child_server(std::vector<std::string> extra_args)
         if (got > 0)
             line.append(buf, static_cast<std::size_t>(got));
     }
-    ep_ = endpoint::parse(line.substr(0, line.find('\n')));
+    url_ = line.substr(0, line.find('\n'));
+    if (!url_.starts_with("https://"))
+        ep_ = endpoint::parse(url_);
 }
 
 child_server::~child_server() = default;

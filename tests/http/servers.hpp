@@ -6,7 +6,7 @@
 //    test can change the server at runtime (add a tool: list_changed) and pick options the binary has no flag
 //    for (body limit, bearer token, allowed hosts). The destructor drains it and joins the thread.
 //  - child_server: the real `duet serve --port 0` binary (DUET_BINARY), whose first stdout line is its URL;
-//    for what only a process can show (SIGTERM drains, then exit status 0).
+//    for what only a process can show (SIGTERM drains, then exit status 0, HTTPS with --tls-cert).
 //
 //     inproc_server s;                       // listening when constructed
 //     s.srv().add_tool(...);                 // announces list_changed to sessions and listens
@@ -71,7 +71,10 @@ public:
     child_server(child_server const&) = delete;
     child_server& operator=(child_server const&) = delete;
 
+    /// The endpoint of an http:// URL (empty for https://, which this suite's client does not speak).
     [[nodiscard]] endpoint const& ep() const noexcept { return ep_; }
+    /// The URL it printed, http:// or https://.
+    [[nodiscard]] std::string const& url() const noexcept { return url_; }
 
     void signal(int sig);
     /// Waits for the process to exit; its exit status, or -1 (and a test failure) when it did not exit in
@@ -81,6 +84,7 @@ public:
 
 private:
     child_process child_;
+    std::string url_;
     endpoint ep_;
 };
 
