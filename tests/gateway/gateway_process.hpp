@@ -45,7 +45,7 @@ public:
     gateway_process(gateway_process const&) = delete;
     gateway_process& operator=(gateway_process const&) = delete;
 
-    /// The endpoint of the URL it printed (the first upstream's, for several).
+    /// The endpoint of the http:// URL it printed (the first upstream's, for several); empty for https://.
     [[nodiscard]] http::endpoint const& ep() const noexcept { return ep_; }
     /// The URL it printed.
     [[nodiscard]] std::string const& url() const noexcept { return url_; }
