@@ -258,6 +258,7 @@ int report(client::error const& e) {
         return exit_code::server_error;
     case errc::protocol_violation:
     case errc::version_rejected:
+    case errc::too_large:
         return exit_code::protocol_error;
     case errc::auth_required:
         return exit_code::auth;

@@ -95,9 +95,11 @@ awaitable<result<void>> client::impl::async_start_transport() {
         auto url = parse_http_url(h->url);
         if (!url)
             co_return url.error();
-        transport_ = detail::make_http_transport(ex_, *h);
+        transport_ = detail::make_http_transport(ex_, *h, options_.max_message_bytes);
     } else {
-        transport_ = detail::make_stdio_transport(ex_, std::get<stdio_target>(target_));
+        transport_ = detail::make_stdio_transport(
+            ex_, std::get<stdio_target>(target_),
+            detail::stdio_settings{options_.max_message_bytes, options_.on_server_stderr});
     }
     std::weak_ptr<detail::transport_sink> sink = shared_from_this();
     auto started = co_await transport_->async_start(std::move(sink));
@@ -134,7 +136,7 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
     if (options.on_progress) {
         progress_token = "duet-" + std::to_string(id.as_integer());
         token = token_key(progress_token);
-        progress_.emplace_back(token, &options.on_progress);
+        progress_.push_back(progress_route{token, &options.on_progress, id});
     }
     bool const modern = era_ == protocol::era::modern && !method.is(method_id::initialize);
     if (modern) {
@@ -174,10 +176,10 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
     if (options.on_log)
         log_routes_.emplace_back(id, &options.on_log);
     auto const timeout = options.timeout.value_or(options_.request_timeout);
-    if (timeout.count() > 0)
-        p->timer.expires_after(timeout);
-    else
-        p->timer.expires_at(asio::steady_timer::time_point::max());
+    p->timeout = timeout;
+    if (options_.request_time_limit.count() > 0)
+        p->limit_at = pending::clock::now() + options_.request_time_limit;
+    p->restart_wait();
     std::shared_ptr<void> on_cancel;
     if (options.cancel) {
         std::weak_ptr<pending> weak = p;
@@ -195,15 +197,15 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
         co_await p->timer.async_wait(tuple_awaitable);
         if (p->outcome || p->cancelled)
             break;
-        if (p->timer.expiry() <= asio::steady_timer::clock_type::now())
-            break; // timed out
+        if (p->timer.expiry() <= pending::clock::now())
+            break; // timed out (progress and questions move the expiry, cancelling this wait)
     }
     pending_.erase(id);
     std::erase_if(input_routes_, [&](auto const& route) { return route.first == id; });
     if (options.on_log)
         std::erase_if(log_routes_, [&](auto const& route) { return route.first == id; });
     if (!token.empty())
-        std::erase_if(progress_, [&](auto const& route) { return route.first == token; });
+        std::erase_if(progress_, [&](auto const& route) { return route.token == token; });
     if (p->outcome)
         co_return std::move(*p->outcome);
 
@@ -217,6 +219,10 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
     }
     if (p->cancelled)
         co_return answer{make_error(errc::cancelled, std::string(method.name) + " was cancelled")};
+    if (p->limit_at <= pending::clock::now())
+        co_return answer{make_error(errc::timeout, std::string(method.name) + " ran past its limit of " +
+                                                       std::to_string(options_.request_time_limit.count()) +
+                                                       " ms")};
     co_return answer{make_error(errc::timeout, std::string(method.name) + " got no answer within " +
                                                    std::to_string(timeout.count()) + " ms")};
 }
@@ -321,8 +327,22 @@ awaitable<result<json::object>> client::impl::async_with_input(method_ref method
 
 // A legacy server-to-client request answered by a request's async_input_handler.
 awaitable<void> client::impl::async_answer(std::shared_ptr<impl> self, async_input_handler handler,
-                                           jsonrpc::request_id id, input_question q) {
+                                           jsonrpc::request_id owner, jsonrpc::request_id id,
+                                           input_question q) {
+    // A person may take their time to answer: the request's wait for its own answer stops meanwhile.
+    auto const waiting = [&]() -> std::shared_ptr<pending> {
+        auto const it = self->pending_.find(owner);
+        return it == self->pending_.end() ? nullptr : it->second;
+    };
+    if (auto p = waiting()) {
+        ++p->questions_open;
+        p->restart_wait();
+    }
     auto answer = co_await handler(std::move(q));
+    if (auto p = waiting()) {
+        --p->questions_open;
+        p->restart_wait();
+    }
     jsonrpc::message reply = answer ? jsonrpc::message{jsonrpc::response{id, std::move(*answer)}}
                                     : jsonrpc::message{jsonrpc::error_response{id, answer.error()}};
     if (self->transport_ && !self->closed_) {
@@ -397,7 +417,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
                             k && k->is_string())
                             q.key = std::string(k->get_string());
-                    asio::co_spawn(ex_, async_answer(self, *route->second, r.id, std::move(q)),
+                    asio::co_spawn(ex_, async_answer(self, *route->second, route->first, r.id, std::move(q)),
                                    asio::detached);
                     return;
                 } else if (!input_routes_.empty()) {
@@ -432,9 +452,12 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         return;
                     auto const key = token_key(*t);
                     auto const it = std::find_if(progress_.begin(), progress_.end(),
-                                                 [&](auto const& route) { return route.first == key; });
+                                                 [&](auto const& route) { return route.token == key; });
                     if (it == progress_.end())
                         return;
+                    // The server is working on it: the wait for its answer starts again (up to the limit).
+                    if (auto const p = pending_.find(it->id); p != pending_.end() && !p->second->outcome)
+                        p->second->restart_wait();
                     progress_event ev;
                     if (auto const* p = params.if_contains("progress"); p && p->is_number())
                         ev.progress = p->to_number<double>();
@@ -442,7 +465,7 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                         ev.total = p->to_number<double>();
                     if (auto const* p = params.if_contains("message"); p && p->is_string())
                         ev.message = std::string(p->get_string());
-                    (*it->second)(ev);
+                    (*it->on_progress)(ev);
                     return;
                 }
                 if (said.is(method_id::notification_message)) {

@@ -68,8 +68,10 @@ public:
     async_cached(method_ref method, boost::json::object params, request_options const& options);
     void notify(protocol::method_id method, boost::json::object params);
     /// Answers a legacy server-to-client request through an in-flight request's own handler.
+    /// `owner` is the request it belongs to, whose wait for its answer stops meanwhile.
     static boost::asio::awaitable<void> async_answer(std::shared_ptr<impl> self, async_input_handler handler,
-                                                     jsonrpc::request_id id, input_question q);
+                                                     jsonrpc::request_id owner, jsonrpc::request_id id,
+                                                     input_question q);
     /// The client_options handler for a question the server asks (elicitation, sampling, roots), or null.
     [[nodiscard]] input_handlers::handler const* input_handler_for(std::string_view method) const noexcept;
 
@@ -84,10 +86,22 @@ public:
     bool learn_tool(boost::json::object const& tool);
 
     struct pending {
+        using clock = boost::asio::steady_timer::clock_type;
         explicit pending(boost::asio::any_io_executor ex) : timer(ex) {}
-        boost::asio::steady_timer timer;
+        boost::asio::steady_timer timer; ///< expires at the request's deadline; cancelled when it ends
         std::optional<answer> outcome;
         bool cancelled = false;
+        std::chrono::milliseconds timeout{0};                  ///< 0: none
+        clock::time_point limit_at = clock::time_point::max(); ///< client_options::request_time_limit
+        int questions_open = 0; ///< legacy questions of the server being answered (the wait stops)
+
+        /// The wait for an answer starts again now (sent, progress, a question answered), up to limit_at.
+        void restart_wait() {
+            if (questions_open > 0 || timeout.count() <= 0 || clock::now() + timeout >= limit_at)
+                timer.expires_at(limit_at);
+            else
+                timer.expires_after(timeout);
+        }
     };
 
     boost::asio::any_io_executor ex_;
@@ -107,7 +121,12 @@ public:
     // them alive until it returns, and it removes its routes first. Pointers, not copies: a request then
     // costs no allocation for its callbacks.
     /// The in-flight requests that asked for progress, by token_key of their progressToken.
-    std::vector<std::pair<std::string, std::function<void(progress_event const&)> const*>> progress_;
+    struct progress_route {
+        std::string token;
+        std::function<void(progress_event const&)> const* on_progress;
+        jsonrpc::request_id id; ///< whose wait its progress restarts
+    };
+    std::vector<progress_route> progress_;
     /// The in-flight requests that answer questions themselves (request_options::on_input), oldest first.
     std::vector<std::pair<jsonrpc::request_id, async_input_handler const*>> input_routes_;
     /// The in-flight requests that hear their own log lines (request_options::on_log).

@@ -13,6 +13,7 @@
 
 #include "response_parser.hpp"
 #include "support/deadline_watch.hpp"
+#include "support/descriptors.hpp"
 #include "support/send_now.hpp"
 #include "tls/context.hpp"
 #include "tls/either_stream.hpp"
@@ -105,18 +106,19 @@ bool answers(jsonrpc::message const& m, jsonrpc::request_id const& id) {
 
 // Parses the bytes already read past the head into `parser`. A plain answer usually arrives with its head in
 // one read, and Beast's async_read_some would hand the parsed body back through a post (another trip through
-// the scheduler per call). False when those bytes are malformed, where the read would have failed.
-bool parse_buffered(exchange& x, response_parser& parser) {
+// the scheduler per call). The error when those bytes are malformed or too many, where the read would have
+// failed.
+boost::system::error_code parse_buffered(exchange& x, response_parser& parser) {
     while (!parser.is_done() && x.buffer.size() != 0) {
         boost::system::error_code ec;
         auto const used = parser.put(x.buffer.data(), ec);
         x.buffer.consume(used);
         if (ec == bhttp::error::need_more || (!ec && used == 0))
-            return true;
+            return {};
         if (ec)
-            return false;
+            return ec;
     }
-    return true;
+    return {};
 }
 
 // A connection that could not be made: tls_failed when its TLS handshake was what failed.
@@ -139,8 +141,9 @@ error status_error(unsigned status, std::string_view reason, bool legacy_session
 
 class http_transport : public transport, public std::enable_shared_from_this<http_transport> {
 public:
-    http_transport(asio::any_io_executor ex, http_target target, http_url url)
-        : ex_(ex), target_(std::move(target)), url_(std::move(url)), authority_(url_.authority()) {}
+    http_transport(asio::any_io_executor ex, http_target target, http_url url, std::size_t max_message_bytes)
+        : ex_(ex), target_(std::move(target)), url_(std::move(url)), authority_(url_.authority()),
+          max_message_bytes_(max_message_bytes) {}
 
     awaitable<result<void>> async_start(std::weak_ptr<transport_sink> sink) override {
         sink_ = std::move(sink);
@@ -315,6 +318,9 @@ private:
         boost::system::error_code
             ignored; // small requests and answers go out at once, not after a delayed ACK
         x->stream.socket().set_option(tcp::no_delay(true), ignored);
+        // Asio opens sockets without close-on-exec, and Beast opens this one inside the connect: marked as
+        // soon as it is ours. A child forked meanwhile closes it anyway (stdio_transport).
+        support::set_close_on_exec(x->stream.socket().native_handle());
         if (url_.tls)
             if (auto ec = co_await async_handshake(x))
                 co_return ec;
@@ -328,7 +334,8 @@ private:
     awaitable<boost::system::error_code> async_open(std::shared_ptr<exchange> x, outgoing const& req,
                                                     response_parser& parser) {
         auto const bytes = std::array{asio::buffer(req.head), asio::buffer(req.body)};
-        parser.body_limit(boost::none);
+        parser.body_limit(boost::none); // response_parser bounds whole answers; streams, the SSE reader
+        parser.max_whole_body(max_message_bytes_);
         parser.header_limit(64 * 1024);
         bool const reused = x->connected;
         if (!reused)
@@ -401,6 +408,7 @@ private:
 
     struct sse_outcome {
         bool answered = false;
+        bool too_large = false; ///< a line or event over max_message_bytes_: the stream was left there
         std::string last_event_id;
         std::optional<std::chrono::milliseconds> retry;
     };
@@ -412,7 +420,7 @@ private:
     awaitable<sse_outcome> async_read_sse(std::shared_ptr<exchange> x, response_parser& parser,
                                           unsigned status, std::optional<jsonrpc::request_id> id,
                                           bool finish_post) {
-        sse_parser sse;
+        sse_parser sse(max_message_bytes_);
         sse_outcome out;
         auto take = [&] {
             auto& body = parser.body();
@@ -420,10 +428,15 @@ private:
                 if (e.has_data && !e.data.empty() && deliver_text(e.data, status, id, nullptr))
                     out.answered = true;
             body.clear();
+            if (sse.overflowed()) {
+                // Never read to its end: the connection goes, and the rest of the stream with it.
+                out.too_large = true;
+                x->expire();
+            }
         };
         take();
         bool finishing = false;
-        while (!parser.is_done() && !x->abandoned && !closed_) {
+        while (!parser.is_done() && !x->abandoned && !closed_ && !out.too_large) {
             if (id && out.answered && !finishing) {
                 if (!finish_post)
                     break; // the response SHOULD end the stream; never wait for the server to close it
@@ -492,6 +505,10 @@ private:
             self->keep(x, parser);
             if (!id || outcome.answered || x->abandoned || self->closed_)
                 co_return;
+            if (outcome.too_large) {
+                self->fail(*id, message_too_large(self->max_message_bytes_, status));
+                co_return;
+            }
             if (facts.legacy_session && !outcome.last_event_id.empty()) {
                 // A legacy stream that ended early is resumed on a GET with Last-Event-ID (SEP-1699).
                 auto const delay = outcome.retry.value_or(default_reconnect);
@@ -503,15 +520,21 @@ private:
             co_return;
         }
         // A whole body: read it.
-        bool const readable = parse_buffered(*x, parser);
-        while (readable && !parser.is_done() && !x->abandoned && !self->closed_) {
+        auto body_error = parse_buffered(*x, parser);
+        while (!body_error && !parser.is_done() && !x->abandoned && !self->closed_) {
             auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
-            if (std::get<0>(got))
-                break;
+            body_error = std::get<0>(got);
         }
         self->forget(x, id);
         if (x->abandoned || self->closed_)
             co_return;
+        if (body_error == bhttp::error::body_limit) {
+            // Never read to its end: the connection goes with the rest of it.
+            x->expire();
+            if (id)
+                self->fail(*id, message_too_large(self->max_message_bytes_, status));
+            co_return;
+        }
         self->keep(x, parser);
         std::optional<jsonrpc::error_object> id_less;
         bool answered = false;
@@ -592,6 +615,10 @@ private:
             self->forget(x, awaited);
             if (awaited && outcome.answered)
                 co_return;
+            if (awaited && outcome.too_large) {
+                self->fail(*awaited, message_too_large(self->max_message_bytes_));
+                co_return;
+            }
             if (x->abandoned)
                 co_return;
             if (!outcome.last_event_id.empty())
@@ -614,6 +641,7 @@ private:
     std::shared_ptr<asio::ssl::context> tls_context_; ///< https only
     std::shared_ptr<SSL_SESSION> tls_session_;        ///< the last resumable one, offered on reconnect
     bool closed_ = false;
+    std::size_t max_message_bytes_;
     /// Bounds the write of a request and the read of its answer's head (Beast's expiry did, per operation).
     deadline_watch<exchange> head_deadlines_{ex_, connect_timeout};
     /// Bounds the read of a POST's SSE stream past its answer.
@@ -622,11 +650,12 @@ private:
 
 } // namespace
 
-std::shared_ptr<transport> make_http_transport(asio::any_io_executor ex, http_target target) {
+std::shared_ptr<transport> make_http_transport(asio::any_io_executor ex, http_target target,
+                                               std::size_t max_message_bytes) {
     auto url = parse_http_url(target.url);
     if (!url)
         return nullptr;
-    return std::make_shared<http_transport>(ex, std::move(target), std::move(*url));
+    return std::make_shared<http_transport>(ex, std::move(target), std::move(*url), max_message_bytes);
 }
 
 } // namespace duet::client::detail

@@ -12,8 +12,8 @@ namespace duet::client::detail {
 namespace bhttp = boost::beast::http;
 
 namespace {
-// A declared length is reserved up to this much at once: the client reads answers without a body limit, so
-// the length is the server's word, not yet bytes that arrived.
+// A declared length is reserved up to this much at once: the length is the server's word, not yet bytes that
+// arrived.
 constexpr std::uint64_t reserve_at_most = 64 * 1024;
 } // namespace
 
@@ -61,6 +61,10 @@ void response_parser::on_header_impl(error_code& ec) {
 void response_parser::on_body_init_impl(boost::optional<std::uint64_t> const& content_length,
                                         error_code& ec) {
     if (content_length) {
+        if (!event_stream() && *content_length > max_whole_body_) {
+            ec = bhttp::error::body_limit;
+            return;
+        }
         if (*content_length > body_.max_size()) {
             ec = bhttp::error::buffer_overflow;
             return;
@@ -71,6 +75,10 @@ void response_parser::on_body_init_impl(boost::optional<std::uint64_t> const& co
 }
 
 std::size_t response_parser::on_body_impl(string_view body, error_code& ec) {
+    if (!event_stream() && body.size() > max_whole_body_ - std::min(body_.size(), max_whole_body_)) {
+        ec = bhttp::error::body_limit;
+        return 0;
+    }
     body_.append(body.data(), body.size());
     ec = {};
     return body.size();

@@ -10,6 +10,7 @@
 
 #include <boost/beast/http/basic_parser.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,14 @@ public:
     [[nodiscard]] std::string_view content_type() const noexcept { return content_type_; }
     /// The first Mcp-Session-Id field's value, if any.
     [[nodiscard]] std::optional<std::string_view> session_id() const noexcept;
+    /// The largest body of a whole answer (anything but an event stream): a longer one, or a declared
+    /// Content-Length over it, fails the parse with http::error::body_limit before it is read. An event
+    /// stream is unbounded here: a long-lived stream is many messages, each bounded by the SSE reader.
+    void max_whole_body(std::size_t bytes) noexcept { max_whole_body_ = bytes; }
+    /// Whether the answer is an event stream (once the head is read).
+    [[nodiscard]] bool event_stream() const noexcept {
+        return content_type_.starts_with("text/event-stream");
+    }
     /// The body read so far. A reader of an event stream takes what has come and clears it.
     [[nodiscard]] std::string& body() noexcept { return body_; }
     [[nodiscard]] std::string const& body() const noexcept { return body_; }
@@ -58,6 +67,7 @@ private:
     std::string content_type_;
     std::optional<std::string> session_id_;
     std::string body_;
+    std::size_t max_whole_body_ = static_cast<std::size_t>(-1);
 };
 
 } // namespace duet::client::detail

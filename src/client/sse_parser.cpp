@@ -1,11 +1,19 @@
 #include <duet/client/detail/sse_parser.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace duet::client::detail {
 
+namespace {
+/// What a line may hold besides max_bytes of a message: "data: " and the like.
+constexpr std::size_t line_slack = 16;
+} // namespace
+
 std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
     for (char c : bytes) {
+        if (overflowed_)
+            break;
         if (skip_lf_) {
             skip_lf_ = false;
             if (c == '\n')
@@ -15,6 +23,9 @@ std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
             skip_lf_ = c == '\r';
             line(buffer_);
             buffer_.clear();
+        } else if (buffer_.size() - std::min(buffer_.size(), line_slack) >= max_bytes_) {
+            // A line may hold its field's name besides a message of max_bytes.
+            overflowed_ = true;
         } else {
             buffer_ += c;
         }
@@ -40,6 +51,11 @@ void sse_parser::line(std::string_view l) {
     if (value.starts_with(' '))
         value.remove_prefix(1);
     if (field == "data") {
+        auto const adds = value.size() + (current_.has_data ? 1 : 0);
+        if (adds > max_bytes_ - std::min(current_.data.size(), max_bytes_)) {
+            overflowed_ = true;
+            return;
+        }
         if (current_.has_data)
             current_.data += '\n';
         current_.data += value;

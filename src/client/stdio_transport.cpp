@@ -1,10 +1,13 @@
 // The client side of stdio (DIGEST §10): the server is our child; its stdin and stdout carry
-// newline-delimited JSON-RPC and its stderr is ours (passed through untouched). Shutdown closes its stdin,
-// waits, then sends SIGTERM, waits, then SIGKILL.
+// newline-delimited JSON-RPC and its stderr is ours (passed through untouched), or read line by line for
+// stdio_settings::on_stderr. The child inherits those three descriptors and no other, and the environment
+// its target gives (or ours). Shutdown closes its stdin, waits, then sends SIGTERM, waits, then SIGKILL.
 #include <duet/jsonrpc/codec.hpp>
 
 #include "support/busy_batching.hpp"
+#include "support/descriptors.hpp"
 #include "support/line_splitter.hpp"
+#include "support/stderr_lines.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,10 +22,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 namespace duet::client::detail {
 
@@ -33,16 +39,23 @@ constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
 
 namespace {
 
-constexpr std::size_t max_line_bytes = 64 * 1024 * 1024;
 /// The read buffer's first size; it doubles while a line does not fit.
 constexpr std::size_t initial_read_bytes = 16 * 1024;
+/// How much of the child's stderr is read at once.
+constexpr std::size_t stderr_read_bytes = 64 * 1024;
+/// How much of its stderr a child may write in one stderr window; past it, reading waits for the next
+/// window (the child's writes wait meanwhile): a child writing without end then costs this thread a bounded
+/// share of its time, however fast it writes.
+constexpr std::size_t stderr_bytes_per_window = 4 * 1024 * 1024;
+constexpr auto stderr_window = std::chrono::seconds(1);
 constexpr auto grace_after_eof = std::chrono::seconds(2);
 constexpr auto grace_after_sigterm = std::chrono::seconds(2);
 
 class stdio_transport : public transport, public std::enable_shared_from_this<stdio_transport> {
 public:
-    stdio_transport(asio::any_io_executor ex, stdio_target target)
-        : ex_(ex), target_(std::move(target)), to_child_(ex), from_child_(ex) {}
+    stdio_transport(asio::any_io_executor ex, stdio_target target, stdio_settings settings)
+        : ex_(ex), target_(std::move(target)), settings_(std::move(settings)), to_child_(ex), from_child_(ex),
+          child_stderr_(ex) {}
 
     ~stdio_transport() override {
         // Never leave a child behind, even when nobody called async_close().
@@ -57,47 +70,67 @@ public:
         sink_ = std::move(sink);
         // A write to a child that already exited must be an error, not a signal that ends this process.
         std::signal(SIGPIPE, SIG_IGN);
-        int in_pipe[2], out_pipe[2], status_pipe[2];
-        if (::pipe2(in_pipe, O_CLOEXEC) != 0)
-            co_return make_error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
-        if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-            close_all({in_pipe[0], in_pipe[1]});
-            co_return make_error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
+        // Every descriptor made here is close-on-exec from the start (pipe2): a child another thread forks
+        // meanwhile inherits none of them.
+        int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, status_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+        bool const read_stderr = static_cast<bool>(settings_.on_stderr);
+        if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 ||
+            ::pipe2(status_pipe, O_CLOEXEC) != 0 || (read_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
+            int const e = errno;
+            close_all({in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], status_pipe[0], status_pipe[1],
+                       err_pipe[0], err_pipe[1]});
+            co_return make_error(errc::spawn_failed, std::string("pipe: ") + std::strerror(e));
         }
-        if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
-            close_all({in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]});
-            co_return make_error(errc::spawn_failed, std::string("pipe: ") + std::strerror(errno));
-        }
+        // Everything the child needs is made before fork: after it, only async-signal-safe calls.
         std::vector<std::string> argv_storage{target_.command};
         argv_storage.insert(argv_storage.end(), target_.args.begin(), target_.args.end());
         std::vector<char*> argv;
         for (auto& a : argv_storage)
             argv.push_back(a.data());
         argv.push_back(nullptr);
+        std::vector<std::string> env_storage;
+        std::vector<char*> envp;
+        if (target_.env) {
+            for (auto const& [name, value] : *target_.env)
+                env_storage.push_back(name + "=" + value);
+            for (auto& e : env_storage)
+                envp.push_back(e.data());
+            envp.push_back(nullptr);
+        }
 
         pid_t const pid = ::fork();
         if (pid < 0) {
-            close_all({in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], status_pipe[0], status_pipe[1]});
-            co_return make_error(errc::spawn_failed, std::string("fork: ") + std::strerror(errno));
+            int const e = errno;
+            close_all({in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], status_pipe[0], status_pipe[1],
+                       err_pipe[0], err_pipe[1]});
+            co_return make_error(errc::spawn_failed, std::string("fork: ") + std::strerror(e));
         }
         if (pid == 0) {
             // Child: only async-signal-safe calls from here on.
-            ::dup2(in_pipe[0], 0);
-            ::dup2(out_pipe[1], 1);
+            become_stdio(in_pipe[0], 0);
+            become_stdio(out_pipe[1], 1);
+            if (read_stderr)
+                become_stdio(err_pipe[1], 2);
+            // Whatever else is open here is ours (the gateway's listening socket, its clients' connections,
+            // other children's pipes), close-on-exec or not; the status pipe stays until exec closes it.
+            support::close_descriptors_above_stdio(status_pipe[1]);
             ::signal(SIGPIPE, SIG_DFL);
             support::restore_scheduling_in_child();
-            ::execvp(argv[0], argv.data());
+            if (target_.env)
+                ::execvpe(argv[0], argv.data(), envp.data());
+            else
+                ::execvp(argv[0], argv.data());
             int const e = errno;
             [[maybe_unused]] auto n = ::write(status_pipe[1], &e, sizeof e);
             ::_exit(127);
         }
         pid_ = pid;
-        close_all({in_pipe[0], out_pipe[1], status_pipe[1]});
+        close_all({in_pipe[0], out_pipe[1], status_pipe[1], err_pipe[1]});
         int exec_errno = 0;
         auto const n = ::read(status_pipe[0], &exec_errno, sizeof exec_errno); // EOF: exec succeeded
         ::close(status_pipe[0]);
         if (n == static_cast<ssize_t>(sizeof exec_errno)) {
-            close_all({in_pipe[1], out_pipe[0]});
+            close_all({in_pipe[1], out_pipe[0], err_pipe[0]});
             int status = 0;
             ::waitpid(pid_, &status, 0);
             pid_ = -1;
@@ -107,6 +140,10 @@ public:
         to_child_.assign(in_pipe[1]);
         from_child_.assign(out_pipe[0]);
         auto self = shared_from_this();
+        if (read_stderr) {
+            child_stderr_.assign(err_pipe[0]);
+            asio::co_spawn(ex_, async_read_stderr(self), asio::detached);
+        }
         asio::co_spawn(ex_, async_read_loop(std::move(self)), asio::detached);
         co_return result<void>{};
     }
@@ -147,12 +184,23 @@ public:
             }
         }
         from_child_.close(ignored);
+        child_stderr_.close(ignored);
     }
 
 private:
     static void close_all(std::initializer_list<int> fds) {
         for (int fd : fds)
-            ::close(fd);
+            if (fd >= 0)
+                ::close(fd);
+    }
+
+    // In the child: `fd` becomes descriptor `target`, without the close-on-exec mark it was made with. dup2
+    // of a descriptor onto itself changes nothing, so that case clears the mark by hand.
+    static void become_stdio(int fd, int target) noexcept {
+        if (fd == target)
+            ::fcntl(fd, F_SETFD, 0);
+        else
+            ::dup2(fd, target);
     }
 
     // Polls for the child's exit until `limit` passes; true once it is reaped.
@@ -194,11 +242,13 @@ private:
         write_out();
     }
 
-    // Hands on every whole line as soon as a read completes it. A line of max_line_bytes or more ends the
-    // conversation with the error async_read_until gave at its limit (it counted the buffer, so a line of
-    // exactly the limit was already too long); a last line without a newline is not a message.
+    // Hands on every whole line as soon as a read completes it. A line over max_message_bytes ends the
+    // conversation (too_large) and is never read to its end: our end of the pipe closes, so a child still
+    // writing it gets EPIPE instead of waiting on a reader that is gone. A last line without a newline is not
+    // a message.
     static awaitable<void> async_read_loop(std::shared_ptr<stdio_transport> self) {
-        support::line_splitter split(max_line_bytes - 1, initial_read_bytes);
+        auto const max_line = self->settings_.max_message_bytes;
+        support::line_splitter split(max_line, std::min(initial_read_bytes, max_line + 1));
         bool oversized = false;
         for (;;) {
             auto const room = split.space();
@@ -218,8 +268,47 @@ private:
                 },
                 [&] { oversized = true; });
             if (oversized) {
-                self->report_closed(asio::error::not_found);
+                boost::system::error_code ignored;
+                self->from_child_.close(ignored);
+                if (auto sink = self->sink_.lock())
+                    sink->on_closed(message_too_large(max_line));
                 co_return;
+            }
+        }
+    }
+
+    // The child's stderr, line by line to settings_.on_stderr, bounded (support/stderr_lines.hpp); reading
+    // pauses once a window's bytes are spent. Ends at EOF (the child, and whatever it left its stderr to,
+    // exited) or when async_close closes the pipe.
+    static awaitable<void> async_read_stderr(std::shared_ptr<stdio_transport> self) {
+        support::stderr_lines lines({});
+        std::vector<char> buffer(stderr_read_bytes);
+        auto const emit = [&](std::string_view line) {
+            self->settings_.on_stderr(line);
+        };
+        asio::steady_timer pause(self->ex_);
+        auto window_began = std::chrono::steady_clock::now();
+        std::size_t window_bytes = 0;
+        for (;;) {
+            auto const read =
+                co_await self->child_stderr_.async_read_some(asio::buffer(buffer), tuple_awaitable);
+            auto const now = std::chrono::steady_clock::now();
+            if (std::get<0>(read)) {
+                lines.finish(now, emit);
+                co_return;
+            }
+            auto const n = std::get<1>(read);
+            lines.feed(std::string_view(buffer.data(), n), now, emit);
+            if (now - window_began >= stderr_window) {
+                window_began = now;
+                window_bytes = 0;
+            }
+            window_bytes += n;
+            if (window_bytes >= stderr_bytes_per_window) {
+                pause.expires_at(window_began + stderr_window);
+                co_await pause.async_wait(tuple_awaitable);
+                window_began = std::chrono::steady_clock::now();
+                window_bytes = 0;
             }
         }
     }
@@ -232,7 +321,7 @@ private:
     }
 
     void take_line(std::string_view line) {
-        auto frame = jsonrpc::parse_frame(line, {.max_bytes = max_line_bytes});
+        auto frame = jsonrpc::parse_frame(line, {.max_bytes = settings_.max_message_bytes});
         auto const deliver = [&](jsonrpc::parsed& p) {
             if (!p)
                 return; // not a message; nothing to answer on the client side
@@ -248,8 +337,10 @@ private:
 
     asio::any_io_executor ex_;
     stdio_target target_;
+    stdio_settings settings_;
     asio::posix::stream_descriptor to_child_;
     asio::posix::stream_descriptor from_child_;
+    asio::posix::stream_descriptor child_stderr_; ///< open only while on_stderr reads it
     pid_t pid_ = -1;
     std::weak_ptr<transport_sink> sink_;
     std::string out_;  ///< being written
@@ -260,8 +351,17 @@ private:
 
 } // namespace
 
-std::shared_ptr<transport> make_stdio_transport(asio::any_io_executor ex, stdio_target target) {
-    return std::make_shared<stdio_transport>(ex, std::move(target));
+std::shared_ptr<transport> make_stdio_transport(asio::any_io_executor ex, stdio_target target,
+                                                stdio_settings settings) {
+    return std::make_shared<stdio_transport>(ex, std::move(target), std::move(settings));
+}
+
+error message_too_large(std::size_t max_message_bytes, unsigned http_status) {
+    return make_error(
+        errc::too_large,
+        "the server sent a message over " + std::to_string(max_message_bytes) +
+            " bytes (the limit of this client); the connection was dropped without reading the rest",
+        http_status);
 }
 
 } // namespace duet::client::detail

@@ -4,7 +4,10 @@
 
 #include <boost/throw_exception.hpp>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace duet::client {
@@ -40,6 +43,8 @@ std::string_view to_string(errc e) noexcept {
         return "protocol_violation";
     case errc::version_rejected:
         return "version_rejected";
+    case errc::too_large:
+        return "too_large";
     }
     return "unknown";
 }
@@ -175,6 +180,61 @@ result<http_url> parse_http_url(std::string_view url) {
         out.port = static_cast<std::uint16_t>(port);
     }
     return out;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 7> default_names{"HOME", "LOGNAME", "PATH", "SHELL",
+                                                        "TERM", "USER",    "LANG"};
+
+// Sets NAME to VALUE, replacing an earlier entry for NAME in place.
+void put(environment& env, std::string name, std::string value) {
+    auto const same = [&](auto const& kv) {
+        return kv.first == name;
+    };
+    if (auto it = std::find_if(env.begin(), env.end(), same); it != env.end())
+        it->second = std::move(value);
+    else
+        env.emplace_back(std::move(name), std::move(value));
+}
+
+} // namespace
+
+std::span<std::string_view const> default_environment_names() noexcept {
+    return default_names;
+}
+
+result<environment> child_environment(std::span<std::string const> extra) {
+    return child_environment(extra, [](std::string const& name) -> std::optional<std::string> {
+        if (char const* v = std::getenv(name.c_str()))
+            return std::string(v);
+        return std::nullopt;
+    });
+}
+
+result<environment>
+child_environment(std::span<std::string const> extra,
+                  std::function<std::optional<std::string>(std::string const& name)> const& lookup) {
+    environment env;
+    for (auto const name : default_names)
+        if (auto value = lookup(std::string(name)))
+            put(env, std::string(name), std::move(*value));
+    for (auto const& entry : extra) {
+        auto const eq = entry.find('=');
+        auto name = entry.substr(0, eq);
+        if (name.empty())
+            return make_error(errc::usage,
+                              "\"" + entry + "\" names no environment variable (NAME or NAME=VALUE)");
+        if (eq != std::string::npos) {
+            put(env, std::move(name), entry.substr(eq + 1));
+        } else if (auto value = lookup(name)) {
+            put(env, std::move(name), std::move(*value));
+        } else {
+            // Passing an unset variable passes nothing, and no stale value a default left behind either.
+            std::erase_if(env, [&](auto const& kv) { return kv.first == name; });
+        }
+    }
+    return env;
 }
 
 std::string describe(server_target const& target) {

@@ -16,9 +16,12 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::client::detail {
@@ -61,9 +64,19 @@ public:
     [[nodiscard]] virtual bool is_http() const noexcept = 0;
 };
 
+/// What a stdio transport is told besides its target (client_options has the meaning of each).
+struct stdio_settings {
+    std::size_t max_message_bytes = 0;
+    std::function<void(std::string_view line)> on_stderr; ///< unset: the child's stderr is ours
+};
+
 [[nodiscard]] std::shared_ptr<transport> make_stdio_transport(boost::asio::any_io_executor ex,
-                                                              stdio_target target);
-[[nodiscard]] std::shared_ptr<transport> make_http_transport(boost::asio::any_io_executor ex,
-                                                             http_target target);
+                                                              stdio_target target, stdio_settings settings);
+/// `max_message_bytes`: the largest JSON body, SSE line or SSE event it reads.
+[[nodiscard]] std::shared_ptr<transport>
+make_http_transport(boost::asio::any_io_executor ex, http_target target, std::size_t max_message_bytes);
+
+/// The error of a message over `max_message_bytes` (errc::too_large), saying what was cut off.
+[[nodiscard]] error message_too_large(std::size_t max_message_bytes, unsigned http_status = 0);
 
 } // namespace duet::client::detail

@@ -82,7 +82,7 @@ class reactor_output final : public output {
 public:
     reactor_output(asio::io_context& io, int fd, std::size_t flush_at) : fd_(io), flush_at_(flush_at) {
         boost::system::error_code ec;
-        fd_.assign(::dup(fd), ec);
+        fd_.assign(::fcntl(fd, F_DUPFD_CLOEXEC, 0), ec); // a copy no child inherits
         ok_ = !ec;
     }
 
@@ -227,7 +227,7 @@ public:
                   std::shared_ptr<server::connection> conn, std::function<void()> at_end)
         : fd_(io), split_(max_line, read_chunk), conn_(std::move(conn)), at_end_(std::move(at_end)) {
         boost::system::error_code ec;
-        fd_.assign(::dup(fd), ec);
+        fd_.assign(::fcntl(fd, F_DUPFD_CLOEXEC, 0), ec); // a copy no child inherits
         ok_ = !ec;
     }
 

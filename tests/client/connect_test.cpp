@@ -125,22 +125,49 @@ TEST(ClientStdioReader, LinesCutAnywhereComeThroughWhole) {
     EXPECT_EQ(refused.error().rpc->code, -32601);
 }
 
-// A line of 64 MiB (the reader's bound counts the line before its newline, and a line of exactly the bound is
-// already too long) ends the conversation: the call waiting for it fails as closed, with the error
-// async_read_until gave at that limit, and nothing after it is read.
-TEST(ClientStdioReader, LineOfTheBoundClosesTheConnection) {
+// A line over client_options::max_message_bytes (here 1 MiB; a line of exactly the bound would be a message)
+// ends the conversation: the call waiting for it fails as too_large, saying so, and nothing after it is read.
+TEST(ClientStdioReader, ALineOverTheBoundFailsAsTooLargeAndEndsTheConnection) {
     auto const node = node_binary();
     DUET_SKIP_WITHOUT_NODE(node);
     sync_client c;
-    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "oversized-answer"}},
-                       mode(client::connect_mode::legacy));
+    auto o = mode(client::connect_mode::legacy);
+    o.max_message_bytes = 1024 * 1024;
+    auto r = c.connect(client::stdio_target{node, {fake("stdio_scripted.mjs"), "oversized-answer"}}, o);
     ASSERT_TRUE(r) << r.error().to_string();
     auto tools = c.run(c->async_list_tools());
     ASSERT_FALSE(tools);
-    EXPECT_EQ(tools.error().code, client::errc::closed) << tools.error().to_string();
-    EXPECT_EQ(tools.error().message,
-              "reading from the server failed: " +
-                  boost::asio::error::make_error_code(boost::asio::error::not_found).message());
+    EXPECT_EQ(tools.error().code, client::errc::too_large) << tools.error().to_string();
+    EXPECT_NE(tools.error().message.find("over 1048576 bytes"), std::string::npos) << tools.error().message;
+    std::string method("ping");
+    auto after = c.run(c->async_request(std::move(method), json::object{}));
+    ASSERT_FALSE(after);
+    EXPECT_EQ(after.error().code, client::errc::too_large) << "the connection ended with that error";
+}
+
+// The same bound over HTTP, on a whole JSON answer and on an SSE event: the call fails as too_large, its
+// connection is dropped without reading the rest, and the client goes on serving other calls.
+TEST(ClientHttpReader, AnAnswerOverTheBoundFailsAsTooLargeAndTheClientGoesOn) {
+    auto const node = node_binary();
+    DUET_SKIP_WITHOUT_NODE(node);
+    for (std::string const fake_mode : {"big-json", "big-sse"}) {
+        url_process server({node, fake("http_scripted.mjs"), fake_mode});
+        ASSERT_FALSE(server.url().empty());
+        sync_client c;
+        auto o = mode(client::connect_mode::legacy);
+        o.max_message_bytes = 1024 * 1024;
+        auto r = c.connect(client::http_target{server.url(), {}}, o);
+        ASSERT_TRUE(r) << r.error().to_string();
+        auto tools = c.run(c->async_list_tools());
+        ASSERT_FALSE(tools) << fake_mode;
+        EXPECT_EQ(tools.error().code, client::errc::too_large)
+            << fake_mode << ": " << tools.error().to_string();
+        std::string method("prompts/list");
+        auto after = c.run(c->async_request(std::move(method), json::object{}));
+        ASSERT_FALSE(after);
+        EXPECT_EQ(after.error().code, client::errc::rpc_error)
+            << fake_mode << ": " << after.error().to_string();
+    }
 }
 
 // The last line a child writes without a newline is not a message: the call it would answer fails as

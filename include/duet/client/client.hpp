@@ -38,10 +38,12 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::client {
@@ -126,7 +128,21 @@ struct client_options {
     std::optional<protocol::version> version;
     boost::json::object client_info{{"name", "duet"}, {"version", "0.1.0"}};
     input_handlers inputs;
+    /// A request fails with errc::timeout when nothing comes for it within this long. Its progress
+    /// notifications start the wait again (MCP allows it: the server shows it is working), and the time a
+    /// legacy server's question to this client takes to answer is not counted.
     std::chrono::milliseconds request_timeout = std::chrono::seconds(60);
+    /// The longest a request may take however much progress its server reports (0: no bound but the
+    /// timeout).
+    std::chrono::milliseconds request_time_limit{0};
+    /// The largest message the server may send, in bytes: a stdio line, a whole HTTP answer, one SSE line or
+    /// one event's data. A larger one fails what it answers with errc::too_large and is never read to its
+    /// end: a stdio connection ends there (every request on it fails alike), an HTTP connection is dropped.
+    std::size_t max_message_bytes = 64 * 1024 * 1024;
+    /// Stdio: each line the server writes to its stderr, read as it comes, bounded (a line over 2 KiB is
+    /// cut; past 100 lines a second the rest are dropped and counted; past 4 MiB a second the reading
+    /// waits). Unset: the child's stderr is this process's.
+    std::function<void(std::string_view line)> on_server_stderr;
     /// How long auto waits for the server/discover probe before concluding legacy. A stdio server that reads
     /// the probe late and exits on it is started again, once, for the handshake.
     std::chrono::milliseconds probe_timeout = std::chrono::seconds(5);

@@ -34,6 +34,7 @@ enum class errc : std::uint8_t {
     protocol_violation, ///< the server's answer breaks the protocol (bad JSON, wrong shape)
     version_rejected,   ///< the server settled on a version this client cannot speak
     tls_failed,         ///< https: the server's certificate was refused, or the TLS handshake failed
+    too_large,          ///< the server sent a message over client_options::max_message_bytes
 };
 
 [[nodiscard]] std::string_view to_string(errc e) noexcept;

@@ -3,6 +3,7 @@
 // Which server a client talks to: a command to spawn and speak to over stdio, or a Streamable HTTP URL.
 //
 //     server_target t = stdio_target{"duet", {"serve", "--stdio"}};
+//     stdio_target quiet{"server", {}, child_environment(std::vector<std::string>{"API_TOKEN"}).value()};
 //     server_target u = http_target{"https://mcp.example/mcp"};
 //     describe(t) == "duet serve --stdio"
 #pragma once
@@ -11,6 +12,9 @@
 #include <duet/tls/config.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,11 +23,32 @@
 
 namespace duet::client {
 
-/// A server run as a child process; its stdin/stdout carry MCP, its stderr passes through to ours.
+/// A child's environment: NAME and VALUE pairs, in order.
+using environment = std::vector<std::pair<std::string, std::string>>;
+
+/// A server run as a child process; its stdin/stdout carry MCP, its stderr passes through to ours (unless
+/// client_options::on_server_stderr takes it). It inherits no descriptor but those three.
 struct stdio_target {
     std::string command; ///< looked up on PATH when it has no slash
     std::vector<std::string> args;
+    /// The child's environment, exactly (child_environment() builds the usual one); none: this process's
+    /// whole environment, as a shell would pass it.
+    std::optional<environment> env = std::nullopt;
 };
+
+/// The variables child_environment() passes on by default: what a program needs to find its home, its user,
+/// its programs, its terminal and its language, and none that tends to hold a secret.
+[[nodiscard]] std::span<std::string_view const> default_environment_names() noexcept;
+
+/// The environment of a child that gets only what it is given: this process's values of
+/// default_environment_names() (those that are set), then each of `extra` in order: "NAME" passes this
+/// process's value of NAME (nothing when it is unset), "NAME=VALUE" sets it. A later entry for a name
+/// replaces an earlier one. A usage error names an entry with no name.
+[[nodiscard]] result<environment> child_environment(std::span<std::string const> extra = {});
+/// The same, with the values "this process" has looked up by `lookup` (for tests).
+[[nodiscard]] result<environment>
+child_environment(std::span<std::string const> extra,
+                  std::function<std::optional<std::string>(std::string const& name)> const& lookup);
 
 /// A Streamable HTTP endpoint, `http://` or `https://`.
 struct http_target {

@@ -9,6 +9,8 @@
 //   node http_scripted.mjs sse-late-end    legacy: tools/list answered on an SSE stream whose last chunk goes
 //                                          out 30 ms after the answer's event, in a write of its own
 //   node http_scripted.mjs sse-open        legacy: tools/list answered on an SSE stream never ended
+//   node http_scripted.mjs big-json        legacy: tools/list answered with a JSON body of 2 MiB
+//   node http_scripted.mjs big-sse         legacy: tools/list answered on an SSE stream, one event of 2 MiB
 // In the two SSE modes the one tool listed is named "posted-P-previous-S": P, the TCP connections that had
 // carried a POST when it answered (a client's GET stream is not counted: it opens when it likes); S, whether the
 // connection of the previous tools/list answer is "open" or "closed" ("none" for the first). A GET of /state
@@ -54,6 +56,13 @@ const server = createServer((req, res) => {
       return;
     }
     if (m.id === undefined) { res.writeHead(202); res.end(); return; }
+    if (m.method === 'tools/list' && mode.startsWith('big-')) {
+      const answer = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [], pad: 'x'.repeat(2 * 1024 * 1024) } });
+      if (mode === 'big-json') { json(200, JSON.parse(answer)); return; }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`event: message\ndata: ${answer}\n\n`);
+      return;
+    }
     if (m.method === 'tools/list' && mode.startsWith('sse-')) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       const state = stateOf(previous);

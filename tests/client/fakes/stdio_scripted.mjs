@@ -12,8 +12,8 @@
 //   node stdio_scripted.mjs fragmented         legacy-error, its lines ending in CRLF and a blank line, each
 //                                              written 7 bytes at a time, a notification in the same write
 //                                              as the answer to initialize, and one line of 20 000 bytes
-//   node stdio_scripted.mjs oversized-answer   legacy-error, answering tools/list with one line of 64 MiB (the
-//                                              client's bound), and exiting when its stdin closes
+//   node stdio_scripted.mjs oversized-answer   legacy-error, answering tools/list with one line of 1 MiB + 1
+//                                              byte (a test's bound plus one), then a line that is ignored
 //   node stdio_scripted.mjs unterminated-answer legacy-error, answering tools/list without the newline, then
 //                                              exiting
 import { appendFileSync } from 'node:fs';
@@ -30,7 +30,6 @@ const send = mode !== 'fragmented' ? (m) => process.stdout.write(JSON.stringify(
 
 const lines = createInterface({ input: process.stdin });
 // Its last write may never drain (the client stops reading): end with the client instead of waiting for it.
-if (mode === 'oversized-answer') lines.on('close', () => process.exit(0));
 
 lines.on('line', (line) => {
   if (log) appendFileSync(log, line + '\n');
@@ -58,7 +57,8 @@ lines.on('line', (line) => {
   }
   if (m.method === 'tools/list' && mode === 'oversized-answer') {
     const head = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [] }, pad: '' }).slice(0, -2);
-    process.stdout.write(head + 'x'.repeat(64 * 1024 * 1024 - head.length - 2) + '"}\n');
+    process.stdout.write(head + 'x'.repeat(1024 * 1024 + 1 - head.length - 2) + '"}\n', () =>
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }) + '\n'));
     return;
   }
   if (m.method === 'tools/list' && mode === 'unterminated-answer') {

@@ -179,4 +179,22 @@ TEST(ResponseParserReadings, TheSamplesReadAsTheirNamesSay) {
     EXPECT_EQ(through_duet(raw_of("TruncatedBody"), 100000, std::nullopt).ec, bhttp::error::partial_message);
 }
 
+// The client's own bound on a whole answer (client_options::max_message_bytes), beside Beast's body_limit
+// which it leaves off: a longer body, declared or chunked, fails as body_limit before it is kept, whatever
+// the read size, and an event stream (a long-lived stream of many messages) is never bounded here.
+TEST(ResponseParserReadings, AWholeBodyOverTheClientsBoundFailsButAStreamDoesNot) {
+    auto const bounded = [](std::string_view name, std::size_t step) {
+        response_parser parser;
+        parser.max_whole_body(4);
+        return feed(parser, raw_of(name), step, {.body = std::nullopt});
+    };
+    for (std::size_t const step : {std::size_t{1}, std::size_t{100000}}) {
+        EXPECT_EQ(bounded("OverTheBodyLimit", step), bhttp::error::body_limit) << step;
+        EXPECT_EQ(bounded("ChunkedOverTheBodyLimit", step), bhttp::error::body_limit) << step;
+        EXPECT_EQ(bounded("EventStream", step), through_duet(raw_of("EventStream"), step, std::nullopt).ec)
+            << "an event stream reads as without the bound, " << step;
+        EXPECT_FALSE(bounded("Http10WithoutKeepAlive", step)) << "a body within the bound, " << step;
+    }
+}
+
 } // namespace

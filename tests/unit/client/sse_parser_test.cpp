@@ -57,4 +57,27 @@ TEST(SseParser, CommentsAloneDispatchNothing) {
     EXPECT_TRUE(p.feed(": ping\n\n:\n\n").empty());
 }
 
+// A server that sends one line, or one event's data, without end: past the bound the parser stops instead of
+// holding it, and says so; what came before is delivered.
+TEST(SseParser, StopsAtTheBoundOfALineOrAnEventsData) {
+    sse_parser lines(32);
+    auto const first = lines.feed("data: {\"id\":1}\n\n");
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_FALSE(lines.overflowed());
+    EXPECT_TRUE(lines.feed("data: " + std::string(64, 'x')).empty());
+    EXPECT_TRUE(lines.overflowed());
+    EXPECT_TRUE(lines.feed("\n\ndata: {}\n\n").empty()) << "nothing once overflowed";
+
+    sse_parser events(32);
+    EXPECT_TRUE(
+        events.feed("data: " + std::string(20, 'a') + "\ndata: " + std::string(20, 'b') + "\n").empty());
+    EXPECT_TRUE(events.overflowed()) << "two data lines of 20 bytes make an event of 41";
+
+    sse_parser exact(32);
+    auto const fits = exact.feed("data: " + std::string(32, 'c') + "\n\n");
+    ASSERT_EQ(fits.size(), 1u) << "a message of exactly the bound fits";
+    EXPECT_EQ(fits[0].data.size(), 32u);
+    EXPECT_FALSE(exact.overflowed());
+}
+
 } // namespace

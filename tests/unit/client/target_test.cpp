@@ -84,4 +84,52 @@ TEST(ClientError, EveryCodeHasAName) {
     EXPECT_NE(rpc_failure({-32602, "bad", nullptr}, 400).to_string().find("-32602"), std::string::npos);
 }
 
+// A child's environment is what it is given: the default names this process has set, then each extra
+// entry, a name passing this process's value and NAME=VALUE setting one; nothing else of this process's.
+TEST(ChildEnvironment, HoldsTheDefaultNamesSetHereThenTheExtraEntriesAndNothingElse) {
+    auto const here = [](std::string const& name) -> std::optional<std::string> {
+        if (name == "PATH")
+            return "/usr/bin";
+        if (name == "HOME")
+            return "/home/ada";
+        if (name == "API_TOKEN")
+            return "secret";
+        if (name == "PASSED")
+            return "from-here";
+        return std::nullopt;
+    };
+    std::vector<std::string> const extra{"PASSED", "SET=given", "EMPTY=", "UNSET_HERE", "PATH=/opt/bin"};
+    auto const env = child_environment(extra, here);
+    ASSERT_TRUE(env) << env.error().to_string();
+    environment const expected{{"HOME", "/home/ada"},
+                               {"PATH", "/opt/bin"}, // a later entry replaces the default's value in place
+                               {"PASSED", "from-here"},
+                               {"SET", "given"},
+                               {"EMPTY", ""}};
+    EXPECT_EQ(*env, expected);
+}
+
+TEST(ChildEnvironment, PassingANameUnsetHereDropsAnEarlierValue) {
+    std::vector<std::string> const extra{"X=1", "X"};
+    auto const env = child_environment(
+        extra, [](std::string const&) -> std::optional<std::string> { return std::nullopt; });
+    ASSERT_TRUE(env);
+    EXPECT_TRUE(env->empty()) << "the later entry passes X as it is here: unset";
+}
+
+TEST(ChildEnvironment, AnEntryWithoutANameIsAUsageError) {
+    std::vector<std::string> const extra{"=value"};
+    auto const env = child_environment(extra);
+    ASSERT_FALSE(env);
+    EXPECT_EQ(env.error().code, errc::usage);
+    EXPECT_NE(env.error().message.find("=value"), std::string::npos) << env.error().message;
+}
+
+TEST(ChildEnvironment, TheDefaultNamesAreTheUsualSeven) {
+    std::vector<std::string_view> const names(default_environment_names().begin(),
+                                              default_environment_names().end());
+    EXPECT_EQ(names,
+              (std::vector<std::string_view>{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG"}));
+}
+
 } // namespace

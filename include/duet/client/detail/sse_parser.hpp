@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +28,15 @@ struct sse_event {
 
 class sse_parser {
 public:
+    /// `max_bytes`: the longest line, and the most data one event gathers; past either the parser stops
+    /// (overflowed()) instead of holding more of what a server sends without end.
+    explicit sse_parser(std::size_t max_bytes = static_cast<std::size_t>(-1)) : max_bytes_(max_bytes) {}
+
     /// Consumes bytes; returns the events they completed (including those without data, e.g. priming
-    /// events that only carry an id and a retry).
+    /// events that only carry an id and a retry). Nothing once overflowed.
     std::vector<sse_event> feed(std::string_view bytes);
+    /// A line or an event's data went over max_bytes: the stream cannot be read on.
+    [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
     /// The last `id:` seen (persists across events, as the spec says).
     [[nodiscard]] std::string const& last_event_id() const noexcept { return last_id_; }
     /// The last valid `retry:` in milliseconds.
@@ -37,6 +44,8 @@ public:
 
 private:
     void line(std::string_view l);
+    std::size_t max_bytes_;
+    bool overflowed_ = false;
     std::string buffer_;
     bool skip_lf_ = false; // a "\r" ended the last line; a following "\n" belongs to it
     sse_event current_;
