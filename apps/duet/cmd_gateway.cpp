@@ -49,6 +49,13 @@ struct gateway_cli {
     std::vector<std::string> cacert, client_cert, client_key;
     bool insecure = false;                 ///< every https upstream
     std::vector<std::string> insecure_for; ///< names
+    /// What stdio upstreams' children get besides the default environment: NAME or NAME=VALUE.
+    std::vector<std::string> upstream_env;
+    std::size_t max_upstream_message = 16 * 1024 * 1024;
+    double upstream_timeout_seconds = 60;
+    std::size_t max_parked_calls = 256;
+    std::size_t max_upstream_children = 64;
+    std::string over_children = "share";
 };
 
 // "stdio:COMMAND ARGS..." split on blanks; single or double quotes keep blanks inside one argument.
@@ -232,6 +239,27 @@ bool apply_upstream_tls(gateway_cli const& cli, std::vector<named_upstream>& ups
     return true;
 }
 
+// The environment of every stdio upstream's children: the default allow-list and --upstream-env, never the
+// gateway's whole environment. --upstream-env with no stdio upstream is a usage error.
+bool apply_upstream_env(gateway_cli const& cli, std::vector<named_upstream>& upstreams, std::string& why) {
+    auto env = client::child_environment(cli.upstream_env);
+    if (!env) {
+        why = "--upstream-env " + env.error().message;
+        return false;
+    }
+    bool any_stdio = false;
+    for (auto& u : upstreams)
+        if (auto* stdio = std::get_if<client::stdio_target>(&u.target)) {
+            stdio->env = *env;
+            any_stdio = true;
+        }
+    if (!cli.upstream_env.empty() && !any_stdio) {
+        why = "--upstream-env given, but no upstream is a stdio: command";
+        return false;
+    }
+    return true;
+}
+
 // One upstream served: its backend and the server in front of it.
 struct served_upstream {
     named_upstream upstream;
@@ -257,10 +285,12 @@ int run_gateway(gateway_cli const& cli) {
         std::fprintf(stderr, "duet gateway: --upstream: %s\n", why.c_str());
         return 2;
     }
-    if (!apply_upstream_tls(cli, *upstreams, why)) {
+    if (!apply_upstream_tls(cli, *upstreams, why) || !apply_upstream_env(cli, *upstreams, why)) {
         std::fprintf(stderr, "duet gateway: %s\n", why.c_str());
         return 2;
     }
+    auto const upstream_timeout = std::chrono::milliseconds(
+        static_cast<std::chrono::milliseconds::rep>(cli.upstream_timeout_seconds * 1000));
     auto http_options = cli.http;
     if (auto bad = apply_listener_flags(cli.listener, http_options)) {
         std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
@@ -302,6 +332,12 @@ int run_gateway(gateway_cli const& cli) {
         options.pool_size = cli.pool_size;
         options.share_sessions = cli.share_sessions;
         options.batch_when_busy = cli.busy_batching && one_thread;
+        options.request_timeout = upstream_timeout;
+        options.max_message_bytes = cli.max_upstream_message;
+        options.max_parked_calls = cli.max_parked_calls;
+        options.max_session_children = cli.max_upstream_children;
+        options.when_over_children =
+            cli.over_children == "refuse" ? gateway::over_children::refuse : gateway::over_children::share;
         auto created = run_until(
             io, asio::co_spawn(upstream_ex, gateway::upstream_backend::async_create(std::move(options)),
                                asio::use_future));
@@ -394,6 +430,32 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--client-key", cli->client_key, "The key of --client-cert; NAME=FILE for one upstream");
     cmd->add_flag("--insecure", cli->insecure, "https upstreams: verify nothing (a warning every time)");
     cmd->add_option("--insecure-for", cli->insecure_for, "As --insecure, for the upstream NAME only");
+    cmd->add_option(
+        "--upstream-env", cli->upstream_env,
+        "stdio upstreams: NAME passes the gateway's value of NAME to their children, NAME=VALUE sets "
+        "it; repeatable. Children get only these and HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG");
+    cmd->add_option("--max-upstream-message", cli->max_upstream_message,
+                    "The largest message an upstream may send, in bytes (16MiB, 1M...); a larger one fails "
+                    "its call and its connection is replaced (default 16MiB)")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32));
+    cmd->add_option("--upstream-timeout", cli->upstream_timeout_seconds,
+                    "Seconds a forwarded call waits for its answer, and for a free upstream connection; the "
+                    "upstream's progress notifications start the wait again (default 60)")
+        ->check(CLI::Range(0.05, 86400.0));
+    cmd->add_option(
+           "--max-parked-calls", cli->max_parked_calls,
+           "Calls waiting for modern clients' retries at most; one more drops the oldest, whose retry "
+           "replays it (default 256)")
+        ->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--max-upstream-children", cli->max_upstream_children,
+                    "Legacy sessions of a legacy stdio upstream with a child process of their own, at most; "
+                    "the pool's children of all capability sets together too (default 64)")
+        ->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--over-children", cli->over_children,
+                    "Past --max-upstream-children, new legacy sessions share the pool's children (share) or "
+                    "are refused with 503 (refuse); default share")
+        ->check(CLI::IsMember({"share", "refuse"}));
     return [cmd, cli]() -> int {
         if (!cmd->parsed())
             return -1;

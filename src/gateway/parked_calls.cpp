@@ -1,10 +1,24 @@
 // The calls parked between an input_required round and its retry (parked_calls.hpp).
 #include "parked_calls.hpp"
 
+#include <algorithm>
+
 namespace duet::gateway::detail {
 
 std::string const& parked_calls::park(std::shared_ptr<forwarded_call> const& call) {
     auto const& handle = call->handle();
+    if (calls_.contains(handle))
+        return handle;
+    sweep();
+    if (calls_.size() >= max_) {
+        auto const oldest = std::min_element(calls_.begin(), calls_.end(), [](auto const& a, auto const& b) {
+            return a.second->parked_since() < b.second->parked_since();
+        });
+        oldest->second->abandon();
+        calls_.erase(oldest);
+        if (on_drop_)
+            on_drop_(max_);
+    }
     calls_.emplace(handle, call);
     return handle;
 }

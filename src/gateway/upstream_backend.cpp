@@ -23,6 +23,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <exception>
@@ -103,7 +104,20 @@ public:
         : ex_(std::move(ex)), profile_(std::move(profile)), log_(std::move(log)),
           control_(std::move(control)),
           pool_(std::make_shared<upstream_pool>(ex_, profile_, log_, announcer(control_))),
-          parked_(profile_->options.parked_ttl), tick_(ex_) {}
+          parked_(profile_->options.parked_ttl, profile_->options.max_parked_calls, parked_drop_logger(log_)),
+          tick_(ex_) {}
+
+    // The line a parked call dropped to make room leaves in the log.
+    static std::function<void(std::size_t)>
+    parked_drop_logger(std::shared_ptr<detail::gateway_log> const& log) {
+        std::weak_ptr<detail::gateway_log> weak = log;
+        return [weak](std::size_t cap) {
+            if (auto l = weak.lock())
+                l->line("duet gateway: " + std::to_string(cap) +
+                        " calls wait parked for their clients' retries (the most allowed): the oldest was "
+                        "dropped; its retry, should it come, replays it");
+        };
+    }
 
     ~impl() { log_->flush(); }
 
@@ -211,6 +225,13 @@ public:
                 outcome = std::move(s);
             } else if (r.error().code == client::errc::rpc_error && r.error().rpc) {
                 outcome = *r.error().rpc;
+            } else if (r.error().code == client::errc::too_large) {
+                conn->broken = true; // left unread: replaced, never reused
+                auto said = "Internal error: the upstream server " + profile.name +
+                            " sent a message over the gateway's limit of " +
+                            std::to_string(profile.options.max_message_bytes) +
+                            " bytes; its connection was dropped and will be replaced";
+                outcome = protocol::make_error(protocol::errc::internal_error, std::move(said));
             } else {
                 if (r.error().code != client::errc::cancelled && r.error().code != client::errc::usage)
                     conn->broken = true; // gone, timed out or confused: never reused
@@ -338,6 +359,9 @@ public:
     detail::waiting_calls waiting_; ///< the calls whose handlers wait for a step
     asio::steady_timer tick_;       ///< their periodic wake-up, armed while any waits
     bool ticking_ = false;
+    /// Legacy sessions with a stdio child of their own now (gateway_options::max_session_children).
+    std::shared_ptr<std::atomic<std::size_t>> session_children_ =
+        std::make_shared<std::atomic<std::size_t>>(0);
 };
 
 // ---- upstream_backend ------------------------------------------------------------------------------------
@@ -347,6 +371,19 @@ upstream_backend::async_create(gateway_options options) {
     auto ex = co_await asio::this_coro::executor;
     auto profile = std::make_shared<detail::upstream_profile>(std::move(options));
     auto log = std::make_shared<detail::gateway_log>(ex, profile->options.log);
+    {
+        // Every stdio child's stderr, into the log: named, so that several upstreams' lines can be told
+        // apart, and bounded by the client (a long line cut, a flood thinned).
+        std::weak_ptr<detail::gateway_log> weak = log;
+        profile->on_stderr = [weak, prefix = "duet gateway: upstream=" + profile->name +
+                                             " stderr: "](std::string_view line) {
+            if (auto l = weak.lock())
+                l->write_with([&](std::string& out) {
+                    out += prefix;
+                    out += line;
+                });
+        };
+    }
     auto control = std::make_shared<control_connection>(ex, profile, log);
     auto met = co_await control_connection::async_meet(control);
     if (!met)
@@ -399,15 +436,32 @@ void upstream_backend::on_watch(std::string const& uri, bool watched) {
                    asio::detached);
 }
 
-std::shared_ptr<void> upstream_backend::on_session(protocol::version version,
-                                                   json::object const& client_capabilities,
-                                                   json::object const&) {
+server::session_admission upstream_backend::on_session(protocol::version version,
+                                                       json::object const& client_capabilities,
+                                                       json::object const&) {
     auto const& profile = *impl_->profile_;
     auto s = std::make_shared<session_upstream>();
     s->ex = impl_->ex_;
     s->capabilities = client_capabilities;
     // A modern upstream keeps no sessions: the pool serves, with per-request capabilities.
     s->own_connection = profile.era == protocol::era::legacy && !profile.options.share_sessions;
+    if (s->own_connection && profile.stdio()) {
+        // Each such session is a process: counted, and past the bound shared or refused. Sessions begin on
+        // their own strands, hence the atomic count; the session's end gives its place back.
+        auto& children = *impl_->session_children_;
+        if (children.fetch_add(1) >= profile.options.max_session_children) {
+            children.fetch_sub(1);
+            if (profile.options.when_over_children == over_children::refuse)
+                return protocol::make_error(protocol::errc::internal_error,
+                                            "The gateway runs " +
+                                                std::to_string(profile.options.max_session_children) +
+                                                " upstream processes for legacy sessions of " + profile.name +
+                                                " already (the most allowed); retry later");
+            s->own_connection = false;
+        } else {
+            s->children_counted = impl_->session_children_;
+        }
+    }
     s->log_prefix = era_text(protocol::era::legacy, version) + " -> " +
                     era_text(profile.era, profile.version) + " upstream=" + profile.name;
     std::weak_ptr<detail::gateway_log> weak = impl_->log_;
@@ -419,7 +473,7 @@ std::shared_ptr<void> upstream_backend::on_session(protocol::version version,
         asio::co_spawn(impl_->ex_, upstream_pool::async_open_session(impl_->pool_, s), asio::detached);
     else
         impl_->log_->line("duet gateway: initialize " + s->log_prefix + " status=ok 0ms");
-    return s;
+    return std::shared_ptr<void>(std::move(s));
 }
 
 awaitable<server::answer_result> upstream_backend::async_answer(protocol::method_id method,

@@ -66,6 +66,8 @@ session_upstream::~session_upstream() {
     }
     if (connection)
         asio::co_spawn(ex, close_connection(std::move(connection)), asio::detached);
+    if (children_counted)
+        children_counted->fetch_sub(1);
 }
 
 void connection_pool::wake_all() {
@@ -144,6 +146,9 @@ upstream_pool::async_checkout(std::shared_ptr<upstream_pool> self, std::string k
                               std::shared_ptr<forwarded_call> log_owner) {
     auto& pool = self->pools_[key]; // map nodes stay put: the reference outlives the waits
     std::size_t const size = self->size();
+    // A call waits for a connection as long as it would wait for its answer, no longer.
+    auto const wait = self->profile_->options.request_timeout;
+    auto const deadline = std::chrono::steady_clock::now() + wait;
     for (;;) {
         if (self->closing_)
             co_return client::make_error(client::errc::closed, "the gateway is closing");
@@ -158,7 +163,9 @@ upstream_pool::async_checkout(std::shared_ptr<upstream_pool> self, std::string k
         }
         // Beyond pool_size (HTTP) only for a call no connection, open or coming, could share with.
         bool const coming = pool.connecting > 0 && self->may_share(capabilities);
-        if (room || (!best && !self->bounded() && !coming)) {
+        bool const wants_one = room || (!best && !self->bounded() && !coming);
+        // Else every connection it could have is busy: it waits for one.
+        if (wants_one && self->room_for_child(key)) {
             ++pool.connecting;
             auto c = co_await async_connect(self, capabilities, key);
             --pool.connecting;
@@ -166,13 +173,50 @@ upstream_pool::async_checkout(std::shared_ptr<upstream_pool> self, std::string k
                 take(**c, log_owner);
                 pool.open.push_back(*c);
             }
-            pool.wake_all(); // a new connection, or room for another attempt
+            self->wake_all(); // a new connection, or room for another attempt
             co_return c;
         }
-        auto turn = std::make_shared<asio::steady_timer>(self->ex_, asio::steady_timer::time_point::max());
+        if (std::chrono::steady_clock::now() >= deadline)
+            co_return client::make_error(client::errc::timeout,
+                                         "no connection to the upstream was free for this call within " +
+                                             std::to_string(wait.count()) + " ms (" +
+                                             std::to_string(pool.open.size()) +
+                                             " open for its capabilities, all busy)");
+        auto turn = std::make_shared<asio::steady_timer>(self->ex_, deadline);
         pool.waiting.push_back(turn);
         co_await turn->async_wait(tuple_awaitable);
     }
+}
+
+bool upstream_pool::room_for_child(std::string const& key) {
+    // Only a legacy stdio upstream's pool has more than one key, and each key its own children: together
+    // they are bounded, so that clients declaring ever new capabilities cannot start processes without end.
+    if (!profile_->stdio() || profile_->era != protocol::era::legacy)
+        return true;
+    std::size_t children = 0;
+    for (auto const& kv : pools_)
+        children += kv.second.open.size() + kv.second.connecting;
+    if (children < std::max<std::size_t>(1, profile_->options.max_session_children))
+        return true;
+    // At the bound: an idle child of another capability set makes room.
+    for (auto& kv : pools_) {
+        if (kv.first == key)
+            continue;
+        auto& open = kv.second.open;
+        auto const idle = std::find_if(open.begin(), open.end(), [](auto const& c) { return c->calls == 0; });
+        if (idle != open.end()) {
+            auto c = std::move(*idle);
+            open.erase(idle);
+            asio::co_spawn(ex_, close_connection(std::move(c)), asio::detached);
+            return true;
+        }
+    }
+    return false;
+}
+
+void upstream_pool::wake_all() {
+    for (auto& kv : pools_)
+        kv.second.wake_all();
 }
 
 void upstream_pool::checkin(std::shared_ptr<upstream_connection> c) {
@@ -187,7 +231,7 @@ void upstream_pool::checkin(std::shared_ptr<upstream_connection> c) {
     } else if (c->broken) {
         std::erase(pool.open, c); // no new calls; closed when its last call ends
     }
-    pool.wake_all();
+    wake_all(); // a call of another capability set may wait for a child to be free
 }
 
 awaitable<upstream_pool::connection_result>

@@ -35,6 +35,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -80,6 +81,8 @@ struct session_upstream {
     std::string log_prefix;
     std::function<void(std::string const&)> log;
     std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+    /// The count of sessions with a child of their own, when this is one of them: given back at the end.
+    std::shared_ptr<std::atomic<std::size_t>> children_counted;
 
     ~session_upstream();
 };
@@ -97,9 +100,10 @@ struct connection_pool {
 /// The upstream connections modern requests (and sessions sharing the pool) are served on, kept open between
 /// requests: up to gateway_options::pool_size of them per key, a call going to an idle one, else a new one
 /// while fewer are open, else the least loaded one that may take it (the rule above). A call no connection
-/// may take waits for one (stdio: each connection is a process) or gets a connection of its own, closed once
-/// idle when more than pool_size are open (HTTP). A legacy downstream session's own connection is opened and
-/// reopened here too.
+/// may take waits for one (stdio: each connection is a process), at most request_timeout, or gets a
+/// connection of its own, closed once idle when more than pool_size are open (HTTP). A legacy stdio
+/// upstream's children of all keys together are bounded by max_session_children. A legacy downstream
+/// session's own connection is opened and reopened here too.
 class upstream_pool : public std::enable_shared_from_this<upstream_pool> {
 public:
     using connection_result = client::result<std::shared_ptr<upstream_connection>>;
@@ -140,6 +144,11 @@ private:
     // connections when calls cannot share and keeps pool_size of them.
     [[nodiscard]] bool bounded() const { return profile_->stdio(); }
     [[nodiscard]] std::size_t size() const;
+    // Whether a call of pool `key` may start one more child now (making room by closing an idle one of
+    // another key when the upstream's children are at their bound).
+    [[nodiscard]] bool room_for_child(std::string const& key);
+    // Every waiting call looks again (a connection came free, or room for one).
+    void wake_all();
     [[nodiscard]] client::client_options connection_options(std::optional<boost::json::object> capabilities,
                                                             std::weak_ptr<upstream_connection> conn) const;
 

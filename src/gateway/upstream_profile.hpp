@@ -11,7 +11,9 @@
 
 #include <boost/json/object.hpp>
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace duet::gateway::detail {
@@ -25,10 +27,16 @@ struct upstream_profile {
     protocol::server_capabilities caps;
     boost::json::object server_info;
     std::string instructions;
+    /// Where a stdio child's stderr lines go (the gateway's log), set before any child starts.
+    std::function<void(std::string_view line)> on_stderr;
 
     explicit upstream_profile(gateway_options o)
         : options(std::move(o)),
-          name((options.name.empty() ? "" : options.name + "=") + client::describe(options.upstream)) {}
+          name((options.name.empty() ? "" : options.name + "=") + client::describe(options.upstream)) {
+        // A child gets what it is given, never the gateway's whole environment (its secrets with it).
+        if (auto* stdio = std::get_if<client::stdio_target>(&options.upstream); stdio && !stdio->env)
+            stdio->env = client::child_environment().value();
+    }
 
     [[nodiscard]] bool stdio() const noexcept {
         return !std::holds_alternative<client::http_target>(options.upstream);
@@ -43,6 +51,9 @@ struct upstream_profile {
         client::client_options o;
         o.client_info = boost::json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
         o.request_timeout = options.request_timeout;
+        o.request_time_limit = options.request_time_limit;
+        o.max_message_bytes = options.max_message_bytes;
+        o.on_server_stderr = on_stderr;
         o.verdicts = nullptr;
         o.use_cache = false;
         o.on_warning = [](std::string const&) {

@@ -346,7 +346,7 @@ private:
         case protocol::admission::action::answer_ping:
             return answer{jsonrpc::response{r.id, boost::json::object{}}};
         case protocol::admission::action::handshake:
-            return answer{open_session(r, a.version)};
+            return open_session(r, a.version);
         case protocol::admission::action::serve:
             break;
         }
@@ -366,12 +366,21 @@ private:
         return dispatch_.answer_or_defer(r, a, std::move(state));
     }
 
-    jsonrpc::message open_session(jsonrpc::request const& r, protocol::version v) {
-        detail::legacy_session s(server_, v, r.params.get_object());
+    answer open_session(jsonrpc::request const& r, protocol::version v) {
+        auto const& params = r.params.get_object();
+        std::shared_ptr<void> kept;
+        if (auto b = server_.current_backend()) {
+            auto admitted = b->on_session(v, params.at("capabilities").get_object(),
+                                          params.at("clientInfo").get_object());
+            if (!admitted) // a limit of the backend's, not the client's fault: it may try again later
+                return answer{refusal(r.id, std::move(admitted.error())), 503};
+            kept = std::move(*admitted);
+        }
+        detail::legacy_session s(server_, v, params, std::move(kept));
         // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
         session_ = std::move(s);
         legacy_version_ = v;
-        return jsonrpc::response{r.id, server_.initialize_result(v)};
+        return answer{jsonrpc::response{r.id, server_.initialize_result(v)}};
     }
 
     // The answer of a listen comes when it ends; an open listen answers nothing now.

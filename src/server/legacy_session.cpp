@@ -13,14 +13,12 @@ jsonrpc::message refusal(jsonrpc::request_id const& id, protocol::error_object e
 
 } // namespace
 
-legacy_session::legacy_session(server& srv, protocol::version v, boost::json::object const& params)
+legacy_session::legacy_session(server& srv, protocol::version v, boost::json::object const& params,
+                               std::shared_ptr<void> backend_data)
     : version_(v), client_capabilities_(
                        std::make_shared<boost::json::object const>(params.at("capabilities").get_object())),
       client_info_(std::make_shared<boost::json::object const>(params.at("clientInfo").get_object())),
-      subscriptions_(srv) {
-    if (auto b = srv.current_backend())
-        backend_data_ = b->on_session(v, *client_capabilities_, *client_info_);
-}
+      subscriptions_(srv), backend_data_(std::move(backend_data)) {}
 
 std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::request const& r,
                                                                   protocol::method_id m) {

@@ -20,8 +20,10 @@ namespace duet::server::detail {
 
 class legacy_session {
 public:
-    /// The session an admitted `initialize` (its `params`) opens at the negotiated version `v`.
-    legacy_session(server& srv, protocol::version v, boost::json::object const& params);
+    /// The session an admitted `initialize` (its `params`) opens at the negotiated version `v`, keeping
+    /// what the server's backend answered for it (backend::on_session).
+    legacy_session(server& srv, protocol::version v, boost::json::object const& params,
+                   std::shared_ptr<void> backend_data);
 
     [[nodiscard]] protocol::version version() const noexcept { return version_; }
     /// Shared with every request of the session rather than copied into each.

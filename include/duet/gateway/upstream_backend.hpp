@@ -17,7 +17,12 @@
 //  - upstream list changes and resource updates are announced downstream; resources watched downstream are
 //    subscribed upstream while watched;
 //  - an upstream that fails is a -32603 error naming it, never a hang; a stdio child that died is started
-//    again for the next request.
+//    again for the next request;
+//  - what an upstream can cost the gateway is bounded: each call's wait for its answer and for a free
+//    connection, the size of a message, the calls parked for retries, the children legacy sessions start,
+//    and a child's stderr (read into the gateway's log, each line prefixed with the upstream's name). A stdio
+//    child inherits no descriptor of the gateway but its stdin, stdout and stderr, and no environment but
+//    what its target says.
 //
 //     auto up = co_await upstream_backend::async_create(options);     // on the upstream executor
 //     duet::server::server srv((*up)->describe());
@@ -37,13 +42,22 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
 namespace duet::gateway {
 
+/// What a legacy session of a legacy stdio upstream gets once max_session_children have a child each.
+enum class over_children : std::uint8_t {
+    share,  ///< it is served from the pool, as with share_sessions
+    refuse, ///< its initialize fails (HTTP 503): the client may try again later
+};
+
 struct gateway_options {
+    /// A stdio upstream's children get exactly the environment its stdio_target::env gives; none given, the
+    /// default allow-list (client::child_environment()), never the gateway's whole environment.
     client::server_target upstream;
     /// The upstream's name among several (logs and errors name it); empty: unnamed.
     std::string name;
@@ -66,10 +80,27 @@ struct gateway_options {
     /// preempted by every answer it writes. Only for a gateway whose requests are all served on one thread,
     /// and only when that thread's class is the normal one.
     bool batch_when_busy = false;
-    /// How long one forwarded request may take upstream.
-    std::chrono::milliseconds request_timeout = std::chrono::minutes(5);
+    /// How long one forwarded request waits for its answer upstream: the upstream's progress notifications
+    /// for it start the wait again (up to request_time_limit), and a legacy upstream's question is not
+    /// counted while the downstream client answers it. A call waiting this long for a pool connection fails
+    /// too.
+    std::chrono::milliseconds request_timeout = std::chrono::seconds(60);
+    /// The longest a forwarded request may take upstream, however much progress it reports.
+    std::chrono::milliseconds request_time_limit = std::chrono::hours(1);
+    /// The largest message an upstream may send (a stdio line, an HTTP body, an SSE line or event): a larger
+    /// one fails the call with an error naming the upstream, and the connection it came on is replaced.
+    std::size_t max_message_bytes = 16 * 1024 * 1024;
     /// How long a call waits, parked, for a modern client to retry with its answer.
     std::chrono::seconds parked_ttl = std::chrono::minutes(10);
+    /// How many calls may wait parked at once. One more drops the oldest: its upstream request is cancelled
+    /// and the client's retry of it, should it come, replays the call with the answers it brings. (Refusing
+    /// the new one instead would fail a fresh request for the sake of one whose client may be long gone.)
+    std::size_t max_parked_calls = 256;
+    /// How many legacy sessions of a legacy stdio upstream may have a child of their own at once; past it,
+    /// `over_children` decides. The pool's children of such an upstream are bounded by it too, over every
+    /// capability set together (an idle one of another set makes room).
+    std::size_t max_session_children = 64;
+    over_children when_over_children = over_children::share;
     /// One line per forwarded request (method, era in, era out, upstream, status, latency); default: stderr.
     std::function<void(std::string const&)> log;
 };
@@ -105,9 +136,9 @@ public:
     async_answer(protocol::method_id method, boost::json::object const& params,
                  server::request_context& ctx) override;
     void on_watch(std::string const& uri, bool watched) override;
-    [[nodiscard]] std::shared_ptr<void> on_session(protocol::version version,
-                                                   boost::json::object const& client_capabilities,
-                                                   boost::json::object const& client_info) override;
+    [[nodiscard]] server::session_admission on_session(protocol::version version,
+                                                       boost::json::object const& client_capabilities,
+                                                       boost::json::object const& client_info) override;
 
     class impl;
 

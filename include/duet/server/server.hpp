@@ -109,6 +109,11 @@ struct method_answer {
 };
 using answer_result = boost::system::result<method_answer, protocol::error_object>;
 
+/// What backend::on_session answers: what the backend keeps for the new session, or why it refuses to begin
+/// one (a limit of the backend's reached): the `initialize` then fails with that error, over HTTP with 503
+/// Service Unavailable, and no session begins.
+using session_admission = boost::system::result<std::shared_ptr<void>, protocol::error_object>;
+
 /// Serves what a server offers from somewhere else than its own registries: a gateway's upstream. With a
 /// backend set, the server still admits every request, keeps sessions and listens, seals input rounds and
 /// shapes every result for its era and version; the backend only answers the offering methods.
@@ -125,16 +130,17 @@ public:
     [[nodiscard]] virtual boost::asio::awaitable<answer_result>
     async_answer(protocol::method_id method, boost::json::object const& params, request_context& ctx) = 0;
 
-    /// A legacy session began (initialize, or a renegotiating one): what the backend keeps for it (an
-    /// upstream connection of its own, say). The session holds it until it ends, however it ends, and its
-    /// requests see it as request_context::session_data(). Called on the session's strand; must not block.
-    [[nodiscard]] virtual std::shared_ptr<void> on_session(protocol::version version,
-                                                           boost::json::object const& client_capabilities,
-                                                           boost::json::object const& client_info) {
+    /// A legacy session begins (initialize, or a renegotiating one): what the backend keeps for it (an
+    /// upstream connection of its own, say), or an error that refuses it. The session holds what is kept
+    /// until it ends, however it ends, and its requests see it as request_context::session_data(). Called on
+    /// the session's strand; must not block.
+    [[nodiscard]] virtual session_admission on_session(protocol::version version,
+                                                       boost::json::object const& client_capabilities,
+                                                       boost::json::object const& client_info) {
         (void)version;
         (void)client_capabilities;
         (void)client_info;
-        return nullptr;
+        return std::shared_ptr<void>();
     }
 
     /// A resource gained its first watcher (a legacy session's resources/subscribe or a modern listen's

@@ -102,8 +102,8 @@ public:
         }
     }
 
-    std::shared_ptr<void> on_session(protocol::version version, json::object const& caps,
-                                     json::object const& info) override {
+    duet::server::session_admission on_session(protocol::version version, json::object const& caps,
+                                               json::object const& info) override {
         auto data = std::make_shared<std::string>(std::string(info.at("name").as_string()) + " at " +
                                                   std::string(protocol::to_string(version)) +
                                                   (caps.contains("elicitation") ? " asking" : ""));
