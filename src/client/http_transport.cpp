@@ -261,17 +261,21 @@ private:
     }
 
     // The session to resume on the next connection. TLS 1.3 sends its tickets after the handshake, so this is
-    // also read again once an answer arrived.
+    // also read again once an answer arrived. Kept as a copy: OpenSSL marks a connection's own session not
+    // resumable when the connection is freed without a close_notify sent, as one the server closed is.
     void remember_tls_session(exchange& x) {
         if (!x.io.is_tls())
             return;
-        SSL_SESSION* s = SSL_get1_session(x.io.tls()->native_handle());
-        if (!s)
+        SSL_SESSION* s = SSL_get0_session(x.io.tls()->native_handle());
+        if (!s || s == tls_session_source_.get() || !SSL_SESSION_is_resumable(s))
             return;
-        if (SSL_SESSION_is_resumable(s))
-            tls_session_.reset(s, &SSL_SESSION_free);
-        else
-            SSL_SESSION_free(s);
+        SSL_SESSION* copy = SSL_SESSION_dup(s);
+        if (!copy || SSL_SESSION_up_ref(s) != 1) {
+            SSL_SESSION_free(copy);
+            return;
+        }
+        tls_session_.reset(copy, &SSL_SESSION_free);
+        tls_session_source_.reset(s, &SSL_SESSION_free); // held, so that its address names no other
     }
 
     // The TLS handshake on a new connection: SNI, the host-name check, the last session offered for reuse.
@@ -640,6 +644,7 @@ private:
     std::optional<tcp::resolver::results_type> endpoints_;
     std::shared_ptr<asio::ssl::context> tls_context_; ///< https only
     std::shared_ptr<SSL_SESSION> tls_session_;        ///< the last resumable one, offered on reconnect
+    std::shared_ptr<SSL_SESSION> tls_session_source_; ///< the connection's session it was copied from
     bool closed_ = false;
     std::size_t max_message_bytes_;
     /// Bounds the write of a request and the read of its answer's head (Beast's expiry did, per operation).
