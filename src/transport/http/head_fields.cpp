@@ -52,8 +52,9 @@ bool accepts(request const& req, std::string_view type) {
     return a->find(type) != std::string_view::npos || a->find("*/*") != std::string_view::npos;
 }
 
-protocol::http_facts facts_of(request const& req) {
+protocol::http_facts facts_of(request const& req, std::shared_ptr<protocol::caller_identity const> caller) {
     protocol::http_facts f;
+    f.caller = std::move(caller);
     for (auto const& field : req) {
         if (field.name() != bhttp::field::unknown)
             continue; // none of admission's headers is one Beast knows

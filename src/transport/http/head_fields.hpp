@@ -9,6 +9,7 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -22,7 +23,9 @@ namespace duet::transport::http {
 /// Whether the Accept header lists `type` (or */*).
 [[nodiscard]] bool accepts(request const& req, std::string_view type);
 
-/// The request's MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers, for admission.
-[[nodiscard]] protocol::http_facts facts_of(request const& req);
+/// The request's MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers, for admission, and
+/// `caller`: who the connection that carried it established (mutual TLS; null otherwise).
+[[nodiscard]] protocol::http_facts facts_of(request const& req,
+                                            std::shared_ptr<protocol::caller_identity const> caller);
 
 } // namespace duet::transport::http

@@ -70,7 +70,7 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
 asio::awaitable<bool> request_router::post_request(bounded_socket& stream, request& req, bool keep_alive,
                                                    jsonrpc::request r, session_streams::found found,
                                                    server::server& srv, modern_slot& slot) {
-    auto facts = facts_of(req);
+    auto facts = facts_of(req, stream.caller());
     auto const claim = protocol::read_version_claim(r.params).what;
     switch (protocol::route_post(claim, r.method, found.lookup, srv.options().eras)) {
     case protocol::post_route::modern:

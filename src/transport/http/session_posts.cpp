@@ -230,7 +230,7 @@ asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, reque
                                                    bool keep_alive, jsonrpc::batch b,
                                                    std::shared_ptr<store::session> session) {
     session->touch();
-    auto const facts = facts_of(req);
+    auto const facts = facts_of(req, stream.caller());
     std::vector<jsonrpc::message> replies;
     for (auto& element : b.elements) {
         if (!element) {
