@@ -230,6 +230,8 @@ int report(client::error const& e) {
     case errc::tls_failed:
         if (e.message.find("certificate verify failed") != std::string::npos)
             hint = " (a private CA? trust it with --cacert FILE)";
+        else if (e.message.find("certificate required") != std::string::npos)
+            hint = " (the server wants a client certificate: --client-cert FILE --client-key FILE)";
         break;
     case errc::auth_required:
         hint = " (pass credentials with --header \"Authorization: Bearer TOKEN\")";

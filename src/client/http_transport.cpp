@@ -364,6 +364,11 @@ private:
             head_deadlines_.stop(*x);
             if (ec && x->deadline.expired)
                 ec = beast::error::timeout; // what Beast's own expiry reported
+            else if (ec && !reused && x->io.is_tls() && !parser.got_some() &&
+                     ec.category() == asio::error::get_ssl_category())
+                // TLS 1.3 servers judge the client's certificate after the client's side of the handshake
+                // is done: their refusal is an alert on the first read, still a handshake failure.
+                x->failure = "TLS handshake failed: " + tls::describe_tls_error(ec);
             if (!ec || retried || !reused || x->abandoned || closed_ || parser.got_some())
                 break;
             boost::system::error_code ignored;

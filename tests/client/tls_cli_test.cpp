@@ -51,9 +51,8 @@ cli_outcome run_duet(std::vector<std::string> args) {
 // `duet serve --port 0 --tls-cert CERT --tls-key KEY` and the URL it printed first.
 class https_serve {
 public:
-    explicit https_serve(cert_files const& files)
-        : child_({DUET_BINARY, "serve", "--port", "0", "--tls-cert", files.cert, "--tls-key", files.key},
-                 child_process::input::null) {
+    explicit https_serve(cert_files const& files, std::vector<std::string> more = {})
+        : child_(serve_args(files, std::move(more)), child_process::input::null) {
         auto const deadline = std::chrono::steady_clock::now() + process_wait;
         while (first_line_.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
             pollfd p{child_.out(), POLLIN, 0};
@@ -79,6 +78,13 @@ public:
     [[nodiscard]] child_process& process() noexcept { return child_; }
 
 private:
+    static std::vector<std::string> serve_args(cert_files const& files, std::vector<std::string> more) {
+        std::vector<std::string> args{DUET_BINARY,  "serve",    "--port",    "0",
+                                      "--tls-cert", files.cert, "--tls-key", files.key};
+        args.insert(args.end(), more.begin(), more.end());
+        return args;
+    }
+
     child_process child_;
     std::string first_line_;
     std::uint16_t port_ = 0;
@@ -127,6 +133,27 @@ TEST(DuetCliTls, DiscoverWithoutCacertExitsThreeWithTheVerificationReason) {
         << o.err;
     EXPECT_NE(o.err.find("--cacert"), std::string::npos) << "the hint: " << o.err;
     EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(DuetCliTls, ServerWantingAClientCertificateExitsThreeWithTheReasonAndAHint) {
+    cli_pki p;
+    https_serve s(p.server, {"--tls-client-ca", p.pki.ca_file()});
+    auto const o = run_duet({"discover", s.url(), "--cacert", p.pki.ca_file()});
+    EXPECT_EQ(o.code, 3) << o.err;
+    EXPECT_NE(o.err.find("TLS handshake failed: tlsv13 alert certificate required"), std::string::npos)
+        << o.err;
+    EXPECT_NE(o.err.find("--client-cert"), std::string::npos) << "the hint: " << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(DuetCliTls, ClientCertificateIsAcceptedByAServerWantingOne) {
+    cli_pki p;
+    auto const alice = p.pki.issue({.name = "alice", .client = true});
+    https_serve s(p.server, {"--tls-client-ca", p.pki.ca_file()});
+    auto const o = run_duet({"discover", s.url(), "--cacert", p.pki.ca_file(), "--client-cert", alice.cert,
+                             "--client-key", alice.key});
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_NE(o.out.find("duet-demo"), std::string::npos) << o.out;
 }
 
 TEST(DuetCliTls, InsecureConnectsWithoutTheCaAndWarns) {
