@@ -17,8 +17,13 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -248,6 +253,33 @@ TEST(HttpHardening, TheListenerStopsAtMaxConnectionsAndResumesAsOneCloses) {
     EXPECT_TRUE(third.read_response(700ms).empty());
     a.reset();
     EXPECT_TRUE(third.read_response(10s).starts_with("HTTP/1.1 200"));
+}
+
+// The descriptors of this process whose socket is bound to `port`: the server's listener and the
+// connections it accepted (a client's socket is bound to a port of its own).
+std::vector<int> sockets_bound_to(std::uint16_t port) {
+    std::vector<int> found;
+    for (auto const& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        int const fd = std::stoi(entry.path().filename().string());
+        sockaddr_storage addr{};
+        socklen_t len = sizeof addr;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || addr.ss_family != AF_INET)
+            continue;
+        if (ntohs(reinterpret_cast<sockaddr_in const*>(&addr)->sin_port) == port)
+            found.push_back(fd);
+    }
+    return found;
+}
+
+TEST(HttpHardening, TheListenerAndAcceptedSocketsAreCloseOnExec) {
+    inproc_server s;
+    raw_socket c(s.ep().port);
+    ASSERT_TRUE(c.send(raw_request(s.ep(), modern_spec(s.ep(), tools_list_body()))));
+    ASSERT_TRUE(c.read_response().starts_with("HTTP/1.1 200"));
+    auto const fds = sockets_bound_to(s.ep().port);
+    ASSERT_GE(fds.size(), 2u) << "the listener and the accepted connection";
+    for (int const fd : fds)
+        EXPECT_NE(::fcntl(fd, F_GETFD) & FD_CLOEXEC, 0) << "descriptor " << fd << " would reach a child";
 }
 
 TEST(HttpHardening, AConnectionServesAtMostMaxRequestsThenCloses) {

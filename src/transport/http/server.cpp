@@ -14,6 +14,7 @@
 #include "request_guards.hpp"
 #include "request_router.hpp"
 #include "server_context.hpp"
+#include "support/descriptors.hpp"
 #include "tls_listener.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -97,6 +98,10 @@ public:
             return ec;
         tcp::endpoint const ep(address, ctx_.options.port);
         acceptor_.open(ep.protocol(), ec);
+        // Asio opens and accepts without close-on-exec: a handler that starts a child must not hand it the
+        // listening socket or a client's connection.
+        if (!ec)
+            support::set_close_on_exec(acceptor_.native_handle());
         if (!ec)
             acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
         if (!ec)
@@ -285,6 +290,7 @@ private:
             }
             backoff = std::chrono::milliseconds(10);
             said = false;
+            support::set_close_on_exec(socket.native_handle());
             socket.set_option(tcp::no_delay(true), ec);
             ++open_sockets_;
             auto ex = socket.get_executor();
