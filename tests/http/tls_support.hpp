@@ -93,6 +93,7 @@ public:
     https_server& operator=(https_server const&) = delete;
 
     [[nodiscard]] transport::http_server& http() noexcept { return *http_; }
+    [[nodiscard]] server::server& srv() noexcept { return *srv_; }
     [[nodiscard]] std::uint16_t port() const noexcept { return http_->port(); }
     [[nodiscard]] std::string url() const { return http_->url(); }
     /// The URL with another host name for the same port (e.g. "localhost").

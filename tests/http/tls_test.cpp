@@ -11,9 +11,13 @@
 #include "support/test_certs.hpp"
 #include "support/wait.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
 #include <filesystem>
+#include <future>
 #include <stdexcept>
 
 namespace duet::test::https_server_suite {
@@ -247,6 +251,62 @@ TEST(HttpsServer, WithoutClientCertificatesHandlersSeeNoCaller) {
     ASSERT_TRUE(c.ok()) << c.error();
     auto const a = c.exchange(mcp_post(s.port(), call_request(1, "whoami")));
     EXPECT_EQ(a.tool_text(), "nobody") << a.failure << a.body;
+}
+
+// ---- a client's close cancels its modern request (DIGEST §9) -------------------------------------------
+
+struct cancel_probe {
+    std::promise<void> started;
+    std::promise<void> cancelled;
+};
+
+boost::asio::awaitable<server::tool_result> wait_for_cancel(std::shared_ptr<cancel_probe> probe,
+                                                            server::request_context& ctx) {
+    probe->started.set_value();
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+    auto const give_up = std::chrono::steady_clock::now() + tls_side::tls_wait;
+    while (!ctx.cancelled() && std::chrono::steady_clock::now() < give_up) {
+        timer.expires_after(5ms);
+        co_await timer.async_wait(boost::asio::use_awaitable);
+    }
+    if (ctx.cancelled())
+        probe->cancelled.set_value();
+    co_return server::tool_result::text("stopped");
+}
+
+// A TLS client ends with a close_notify before its FIN: a byte the server's watch on the peer cannot tell
+// from a pipelined request without decrypting it, and must still see as the client leaving. (A client that
+// left bytes of the server's unread, as TLS 1.3's session tickets on a fresh connection, resets it instead:
+// each connection here has had an answer read first.)
+TEST(HttpsServer, ClosingWithCloseNotifyCancelsTheModernRequest) {
+    server_pki p;
+    https_server s(https_options(p.server));
+    for (int const version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+        SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+        auto probe = std::make_shared<cancel_probe>();
+        auto started = probe->started.get_future();
+        auto cancelled = probe->cancelled.get_future();
+        auto const tool = "wait_for_cancel_" + std::to_string(version);
+        s.srv().add_tool(server::tool{.name = tool, .description = "Runs until cancelled"},
+                         [probe](boost::json::object const&, server::request_context& ctx) {
+                             return wait_for_cancel(probe, ctx);
+                         });
+        {
+            auto o = trusting(p.pki.ca_file());
+            o.min_version = version;
+            o.max_version = version;
+            tls_probe c(s.port(), o);
+            ASSERT_TRUE(c.ok()) << c.error();
+            ASSERT_EQ(c.exchange(mcp_post(s.port(), call_request(1, "echo", {{"text", "hi"}}))).status, 200u);
+            ASSERT_TRUE(c.write(mcp_post(s.port(), call_request(2, tool)))) << c.error();
+            ASSERT_EQ(started.wait_for(tls_side::tls_wait), std::future_status::ready);
+            EXPECT_EQ(SSL_shutdown(c.ssl()), 0) << "the close_notify went out";
+            // Closed without waiting for the server's close_notify, as HTTP clients do.
+            SSL_set_shutdown(c.ssl(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+        }
+        EXPECT_EQ(cancelled.wait_for(tls_side::tls_wait), std::future_status::ready)
+            << "the handler was not cancelled";
+    }
 }
 
 // ---- keep-alive and resumption ---------------------------------------------------------------------------

@@ -139,7 +139,7 @@ asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request c
     }
     std::optional<peer_watch> watch;
     if (got == stream_queue::outcome::idle) {
-        watch.emplace(stream.socket(), [queue] { queue->interrupt(); });
+        watch.emplace(stream.socket(), stream.is_tls(), [queue] { queue->interrupt(); });
         got = co_await queue->pop(line, unbounded_wait);
         while (got == stream_queue::outcome::interrupted && !watch->gone())
             got = co_await queue->pop(line, unbounded_wait);
@@ -157,7 +157,7 @@ asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request c
 
     // Streamed: SSE, each message one event; the response (if any) is the last event.
     if (!watch)
-        watch.emplace(stream.socket(), [queue] { queue->interrupt(); });
+        watch.emplace(stream.socket(), stream.is_tls(), [queue] { queue->interrupt(); });
     if (!co_await ctx_.sse.begin(stream, req, keep_alive))
         co_return abandon();
     bool alive = co_await ctx_.sse.event(stream, {}, line);

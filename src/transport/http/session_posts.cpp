@@ -180,7 +180,7 @@ asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request co
         std::lock_guard lock(sink->mutex);
         sink->open(es);
     }
-    peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+    peer_watch watch(stream.socket(), stream.is_tls(), [wake] { wake->interrupt(); });
 
     bool close_now = false;
     std::string ignored;

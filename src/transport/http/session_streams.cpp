@@ -74,7 +74,7 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
         es->detach(token);
         co_return false;
     }
-    peer_watch watch(stream.socket(), [wake] { wake->interrupt(); });
+    peer_watch watch(stream.socket(), stream.is_tls(), [wake] { wake->interrupt(); });
     auto const end = co_await relay(stream, *es, token, after, *wake, watch, *session);
     co_return co_await finish_relay(stream, *session, *es, token, end);
 }
