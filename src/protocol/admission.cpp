@@ -67,16 +67,24 @@ bool header_equals_value(std::string_view header, boost::json::value const& v) {
     if (v.is_bool())
         return header == (v.get_bool() ? "true" : "false");
     if (v.is_int64() || v.is_uint64()) {
-        // Integers compare numerically ("007" mirrors 7).
-        std::int64_t n = 0;
+        // Integers compare numerically ("007" mirrors 7), over the whole range the body can hold: a negative
+        // header is read as int64, any other as uint64 (2^64-1 mirrors 18446744073709551615).
         auto const* first = header.data();
         auto const* last = first + header.size();
-        if (!header.empty() && *first == '+')
+        if (first != last && *first == '+')
             ++first;
-        auto [ptr, ec] = std::from_chars(first, last, n);
-        if (ec != std::errc{} || ptr != last || first == last)
+        if (first == last)
             return false;
-        return v.is_int64() ? n == v.get_int64() : n >= 0 && static_cast<std::uint64_t>(n) == v.get_uint64();
+        if (*first == '-') {
+            std::int64_t n = 0;
+            auto const [ptr, ec] = std::from_chars(first, last, n);
+            return ec == std::errc{} && ptr == last && v.is_int64() && n == v.get_int64();
+        }
+        std::uint64_t n = 0;
+        auto const [ptr, ec] = std::from_chars(first, last, n);
+        if (ec != std::errc{} || ptr != last)
+            return false;
+        return v.is_uint64() ? n == v.get_uint64() : v.get_int64() >= 0 && n == std::uint64_t(v.get_int64());
     }
     return false;
 }

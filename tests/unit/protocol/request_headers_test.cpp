@@ -14,6 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace {
 
 using namespace duet::protocol;
@@ -96,6 +99,32 @@ TEST(RequestHeaders, ParamHeadersMirrorAnnotatedArgumentsOnly) {
     auto const admitted =
         admit(r, admission_context{.capabilities = &caps, .http = &facts, .param_headers = &lookup});
     EXPECT_TRUE(admitted) << (admitted ? "" : admitted.error().error.message);
+}
+
+// The ends of the integer range a body can hold: the header the client writes for each is admitted.
+TEST(RequestHeaders, IntegerParamHeadersAtTheEndsOfTheRangeAreAdmitted) {
+    auto const schema =
+        json::parse(R"({"type":"object","properties":{"count":{"type":"integer","x-mcp-header":"Count"}}})")
+            .as_object();
+    auto const bindings = collect_param_headers(schema);
+    ASSERT_TRUE(bindings);
+    server_capabilities caps{.tools = true};
+    param_header_lookup lookup = [&](std::string_view) {
+        return std::span<param_header const>(*bindings);
+    };
+    for (auto const& count : {json::value(std::numeric_limits<std::uint64_t>::max()),
+                              json::value(std::numeric_limits<std::int64_t>::min()),
+                              json::value(std::uint64_t(1) << 63), json::value(0)}) {
+        auto const r = modern("tools/call", {{"name", "t"}, {"arguments", {{"count", count}}}});
+        auto const hs = modern_request_headers(r, *bindings);
+        http_facts facts;
+        for (auto const& h : hs)
+            facts.headers.push_back(h);
+        auto const admitted =
+            admit(r, admission_context{.capabilities = &caps, .http = &facts, .param_headers = &lookup});
+        EXPECT_TRUE(admitted) << find(hs, "Mcp-Param-Count").value_or("(none)") << ": "
+                              << (admitted ? "" : admitted.error().error.message);
+    }
 }
 
 TEST(RequestHeaders, ParamHeaderValueRefusesNonMirrorableTypes) {
