@@ -267,8 +267,34 @@ TEST(HttpResume, LastEventIdNamingNoResumableStreamIs400) {
 }
 
 // The replay buffer is bounded (http_options::replay_events), which bounds what a session holds for a client
-// that is away: a resumption after more than that many events gets the newest only.
-TEST(HttpResume, ReplayKeepsOnlyTheNewestEvents) {
+// that is away. A resumption within it replays what was missed; one after more than that many events is
+// refused in words (issue 27: never a silent gap), and the session serves on.
+TEST(HttpResume, ResumingWithinTheReplayBufferReplaysWhatWasMissed) {
+    transport::http_options o;
+    o.replay_events = 3;
+    inproc_server s(o);
+    mcp_http c(s.ep());
+    c.initialize("2025-11-25");
+    subscribe_to_readme(c);
+    auto get = c.open_spec(get_spec(c));
+    ASSERT_TRUE(get->next_event());
+    auto const start = get->last_event_id();
+    get->close();
+    for (int i = 1; i <= 3; ++i)
+        s.srv().notify_resource_updated("duet://demo/readme/" + std::to_string(i));
+    // Announcements reach the session on its own strand, after this thread returns; a request answered on
+    // that strand comes after all three.
+    ASSERT_EQ(c.post(legacy_request(99, "ping")).status, 200u);
+
+    auto resumed = c.open_spec(get_spec(c, start));
+    ASSERT_EQ(resumed->status(), 200u);
+    for (int i = 1; i <= 3; ++i)
+        EXPECT_EQ(updated_uri(c.next(*resumed)), "duet://demo/readme/" + std::to_string(i));
+    resumed->close();
+    c.expect_schema_valid();
+}
+
+TEST(HttpResume, ResumingPastTheReplayBufferIsRefusedSayingHowManyEventsWereLost) {
     transport::http_options o;
     o.replay_events = 3;
     inproc_server s(o);
@@ -281,16 +307,54 @@ TEST(HttpResume, ReplayKeepsOnlyTheNewestEvents) {
     get->close();
     for (int i = 1; i <= 5; ++i)
         s.srv().notify_resource_updated("duet://demo/readme/" + std::to_string(i));
-    // Announcements reach the session on its own strand, after this thread returns; a request answered on
-    // that strand comes after all five, so the resumption below starts from a full window.
     ASSERT_EQ(c.post(legacy_request(99, "ping")).status, 200u);
 
-    auto resumed = c.open_spec(get_spec(c, start));
-    ASSERT_EQ(resumed->status(), 200u);
-    for (int i = 3; i <= 5; ++i)
-        EXPECT_EQ(updated_uri(c.next(*resumed)), "duet://demo/readme/" + std::to_string(i));
-    resumed->close();
+    auto const refused = exchange(s.ep(), get_spec(c, start));
+    EXPECT_EQ(refused.status, 400u) << refused.body;
+    EXPECT_EQ(code_of(refused.json()), -32600);
+    EXPECT_NE(refused.body.find("2 events after this Last-Event-ID are no longer kept"), std::string::npos)
+        << refused.body;
+    EXPECT_EQ(c.post(legacy_request(100, "ping")).status, 200u);
     c.expect_schema_valid();
+}
+
+// A reader slower than its events (it reads nothing while the server's socket buffers fill, and the events
+// come faster than they are written): once events it was never sent leave the replay buffer, its stream ends
+// instead of skipping them, and every event it did get (maybe none) follows the one before. Resuming from the
+// last one is then refused as above.
+TEST(HttpResume, AStreamWhoseReaderFellBehindTheReplayBufferEndsWithoutAGap) {
+    transport::http_options o;
+    o.replay_events = 3;
+    inproc_server s(o);
+    mcp_http c(s.ep());
+    c.initialize("2025-11-25");
+    subscribe_to_readme(c);
+    auto get = c.open_spec(get_spec(c));
+    ASSERT_TRUE(get->next_event());
+    // About 8 MiB, more than the loopback socket buffers of both sides hold while nobody reads.
+    std::string const padding(4096, 'x');
+    constexpr int published = 2000;
+    for (int i = 1; i <= published; ++i)
+        s.srv().notify_resource_updated("duet://demo/readme/" + std::to_string(i) + "/" + padding);
+    ASSERT_EQ(c.post(legacy_request(99, "ping")).status, 200u);
+
+    auto seq_of = [](std::string const& id) {
+        return std::stoull(id.substr(id.find('-') + 1));
+    };
+    auto previous = seq_of(get->last_event_id());
+    int received = 0;
+    while (auto e = get->next()) {
+        auto const seq = seq_of(get->last_event_id());
+        ASSERT_EQ(seq, previous + 1) << "a gap after event " << previous;
+        previous = seq;
+        ++received;
+    }
+    EXPECT_TRUE(get->ended()) << "the stream should have ended";
+    EXPECT_LT(received, published) << "the reader never fell behind: the test sent too little";
+
+    auto const refused = exchange(s.ep(), get_spec(c, get->last_event_id()));
+    EXPECT_EQ(refused.status, 400u) << refused.body;
+    EXPECT_NE(refused.body.find("no longer kept"), std::string::npos) << refused.body;
 }
 
 } // namespace

@@ -54,6 +54,16 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
             co_return true;
         }
         after = position->seq;
+        if (auto const kept = es->events_after(after); !kept.empty() && kept.front().seq != after + 1) {
+            reply answer =
+                invalid_request_reply(bhttp::status::bad_request,
+                                      "Invalid Request: " + std::to_string(kept.front().seq - after - 1) +
+                                          " events after this Last-Event-ID are no longer kept; the stream "
+                                          "cannot be resumed without "
+                                          "a gap");
+            co_await ctx_.replies.write(stream, req, answer, keep_alive);
+            co_return true;
+        }
     } else {
         es = session->standalone();
         after = es->last_seq(); // only what comes from now on; replay is for Last-Event-ID
@@ -101,7 +111,12 @@ session_streams::relay(bounded_socket& stream, store::event_log& es, std::uint64
             co_return relay_end::peer_gone;
         if (!standalone && es.take_close_request())
             co_return relay_end::closed;
-        for (auto const& e : es.events_after(after)) {
+        auto const events = es.events_after(after);
+        if (!events.empty() && events.front().seq != after + 1)
+            // A reader slower than the events: the replay buffer let go of some it never wrote. Ending the
+            // stream makes the client resume from its last event, which is then refused in words.
+            co_return relay_end::fell_behind;
+        for (auto const& e : events) {
             auto const id = format_event_id(es.number(), e.seq);
             if (!co_await ctx_.sse.event(stream, id, e.data))
                 co_return relay_end::peer_gone;

@@ -70,11 +70,12 @@ private:
 
     // How a relayed session stream ended.
     enum class relay_end : std::uint8_t {
-        complete,   ///< its last event was written
-        closed,     ///< the handler asked to end it (the client resumes it)
-        superseded, ///< a resumption took it over
-        over,       ///< the session ended or the server drains (standalone stream)
-        peer_gone,  ///< the client went away or a write failed
+        complete,    ///< its last event was written
+        closed,      ///< the handler asked to end it (the client resumes it)
+        superseded,  ///< a resumption took it over
+        over,        ///< the session ended or the server drains (standalone stream)
+        peer_gone,   ///< the client went away or a write failed
+        fell_behind, ///< events it had not yet written left the replay buffer: ended, never a silent gap
     };
     boost::asio::awaitable<relay_end> relay(bounded_socket& stream, store::event_log& es, std::uint64_t token,
                                             std::uint64_t after, stream_queue& wake, peer_watch const& watch,
