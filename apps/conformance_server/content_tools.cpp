@@ -1,9 +1,8 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/base64.hpp>
 #include <duet/server/content.hpp>
 
 #include "fixtures.hpp"
-
-#include <boost/json/serialize.hpp>
 
 #include <cstdint>
 
@@ -143,7 +142,7 @@ void add_content_tools(server::server& srv) {
                       .description = "Its inputSchema uses JSON Schema 2020-12 keywords, kept verbatim",
                       .input_schema = json_schema_2020_12()},
                  [](json::object const& args, request_context&) {
-                     return tool_result::text("Received: " + json::serialize(args));
+                     return tool_result::text("Received: " + jsonrpc::to_json_text(args));
                  });
 
     srv.add_tool(
@@ -164,7 +163,7 @@ void add_content_tools(server::server& srv) {
 }
 
 std::string describe_answer(json::value const& answer) {
-    return json::serialize(answer);
+    return jsonrpc::to_json_text(answer);
 }
 
 } // namespace duet::conformance

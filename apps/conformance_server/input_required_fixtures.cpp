@@ -1,8 +1,7 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/server/content.hpp>
 
 #include "fixtures.hpp"
-
-#include <boost/json/serialize.hpp>
 
 namespace duet::conformance {
 
@@ -46,7 +45,7 @@ std::string accepted_field(json::value const& answer, std::string_view field) {
     auto const* v = content && content->is_object() ? content->get_object().if_contains(field) : nullptr;
     if (!v)
         return {};
-    return v->is_string() ? std::string(v->get_string()) : json::serialize(*v);
+    return v->is_string() ? std::string(v->get_string()) : jsonrpc::to_json_text(*v);
 }
 
 std::string model_text(json::value const& answer) {

@@ -1,8 +1,7 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/server/content.hpp>
 
 #include "fixtures.hpp"
-
-#include <boost/json/serialize.hpp>
 
 namespace duet::conformance {
 
@@ -67,7 +66,7 @@ void add_resources(server::server& srv) {
                    request_context&) -> boost::asio::awaitable<read_result> {
             auto const& id = vars.at("id");
             json::object data{{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
-            co_return one(text_resource_contents(uri, json::serialize(data), "application/json"));
+            co_return one(text_resource_contents(uri, jsonrpc::to_json_text(data), "application/json"));
         }});
 }
 

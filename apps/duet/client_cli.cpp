@@ -3,6 +3,7 @@
 #include "client_cli.hpp"
 
 #include <duet/client/elicitation_form.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -11,7 +12,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <unistd.h>
 
@@ -60,7 +60,7 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
     for (auto const& f : client::requested_fields(params)) {
         std::fprintf(stderr, "  %s (%s)%s%s: ", std::string(f.name).c_str(), std::string(f.type).c_str(),
                      f.default_value ? " default " : "",
-                     f.default_value ? json::serialize(*f.default_value).c_str() : "");
+                     f.default_value ? jsonrpc::to_json_text(*f.default_value).c_str() : "");
         std::string line;
         if (!std::getline(std::cin, line))
             return json::object{{"action", "cancel"}};
@@ -153,7 +153,8 @@ int run_command(command_kind kind, client_cli_options o) {
         return elicit_interactively(p, allow_input);
     };
     options.on_log = [](client::log_event const& e) {
-        auto const text = e.data.is_string() ? std::string(e.data.get_string()) : json::serialize(e.data);
+        auto const text =
+            e.data.is_string() ? std::string(e.data.get_string()) : jsonrpc::to_json_text(e.data);
         std::fprintf(stderr, "[%s]%s%s %s\n", e.level.c_str(), e.logger.empty() ? "" : " ", e.logger.c_str(),
                      text.c_str());
     };
@@ -249,7 +250,7 @@ int report(client::error const& e) {
         std::fprintf(stderr, "duet: the server answered with error %d: %s\n", e.rpc->code,
                      e.rpc->message.c_str());
         if (!e.rpc->data.is_null())
-            std::fprintf(stderr, "      data: %s\n", json::serialize(e.rpc->data).c_str());
+            std::fprintf(stderr, "      data: %s\n", jsonrpc::to_json_text(e.rpc->data).c_str());
     } else {
         std::fprintf(stderr, "duet: %s%s\n", e.message.c_str(), hint.c_str());
     }
@@ -324,9 +325,10 @@ std::string render_content(json::array const& content) {
                 out += ro->at("text").get_string();
             else
                 out += "[resource " +
-                       (ro && ro->contains("uri") ? json::serialize(ro->at("uri")) : std::string("?")) + "]";
+                       (ro && ro->contains("uri") ? jsonrpc::to_json_text(ro->at("uri")) : std::string("?")) +
+                       "]";
         } else {
-            out += json::serialize(block);
+            out += jsonrpc::to_json_text(block);
         }
         if (!out.empty() && out.back() != '\n')
             out += '\n';

@@ -1,7 +1,7 @@
 // duet call TOOL key=value...: one tool call; its text on stdout, progress on stderr.
-#include "client_cli.hpp"
+#include <duet/jsonrpc/json_text.hpp>
 
-#include <boost/json/serialize.hpp>
+#include "client_cli.hpp"
 
 #include <cstdio>
 
@@ -50,14 +50,14 @@ boost::asio::awaitable<int> run_call(std::shared_ptr<client::client> c, std::vec
         co_return report(r.error());
     bool const failed = r->contains("isError") && r->at("isError") == true;
     if (o.json) {
-        std::printf("%s\n", json::serialize(*r).c_str());
+        std::printf("%s\n", jsonrpc::to_json_text(*r).c_str());
     } else {
         std::string text;
         if (auto const* content = r->if_contains("content"); content && content->is_array())
             text = render_content(content->get_array());
         if (text.empty())
             if (auto const* sc = r->if_contains("structuredContent"))
-                text = json::serialize(*sc) + "\n";
+                text = jsonrpc::to_json_text(*sc) + "\n";
         std::fputs(text.c_str(), failed ? stderr : stdout);
     }
     co_return failed ? exit_code::tool_error : exit_code::ok;

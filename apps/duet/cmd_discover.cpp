@@ -1,7 +1,7 @@
 // duet discover: connect (by --era) and show what the server is.
-#include "client_cli.hpp"
+#include <duet/jsonrpc/json_text.hpp>
 
-#include <boost/json/serialize.hpp>
+#include "client_cli.hpp"
 
 #include <cstdio>
 
@@ -35,7 +35,7 @@ boost::asio::awaitable<int> run_discover(std::shared_ptr<client::client> c, std:
                          {"result", *r}};
         if (!c->instructions().empty())
             out["instructions"] = c->instructions();
-        std::printf("%s\n", json::serialize(out).c_str());
+        std::printf("%s\n", jsonrpc::to_json_text(out).c_str());
         co_return exit_code::ok;
     }
     auto const& info = c->server_info();
@@ -48,7 +48,7 @@ boost::asio::awaitable<int> run_discover(std::shared_ptr<client::client> c, std:
         std::printf("title:    %s\n", t.c_str());
     std::printf("era:      %s (%s)\n", era.c_str(), version.c_str());
     if (auto const* sv = r->if_contains("supportedVersions"); sv && sv->is_array())
-        std::printf("versions: %s\n", json::serialize(*sv).c_str());
+        std::printf("versions: %s\n", jsonrpc::to_json_text(*sv).c_str());
     std::string caps;
     for (auto const& kv : c->server_capabilities())
         caps += (caps.empty() ? "" : ", ") + std::string(kv.key());

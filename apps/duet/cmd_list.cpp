@@ -1,7 +1,8 @@
 // duet tools | prompts | resources: every item of a list (all pages).
+#include <duet/jsonrpc/json_text.hpp>
+
 #include "client_cli.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <boost/json/value_to.hpp>
 
 #include <cstdio>
@@ -23,7 +24,7 @@ boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vec
     if (!r)
         co_return report(r.error());
     if (o.json) {
-        std::printf("%s\n", json::serialize(*r).c_str());
+        std::printf("%s\n", jsonrpc::to_json_text(*r).c_str());
         co_return exit_code::ok;
     }
     if (r->empty())

@@ -1,7 +1,7 @@
 // duet listen [tools] [prompts] [resources] [URI...]: change notifications, one line each, until interrupted.
-#include "client_cli.hpp"
+#include <duet/jsonrpc/json_text.hpp>
 
-#include <boost/json/serialize.hpp>
+#include "client_cli.hpp"
 
 #include <cstdio>
 
@@ -43,14 +43,15 @@ boost::asio::awaitable<int> run_listen(std::shared_ptr<client::client> c, std::v
         if (e.what == kind::acknowledged) {
             if (!quiet)
                 std::fprintf(stderr, "duet listen: the server will send %s\n",
-                             json::serialize(e.params.contains("notifications") ? e.params.at("notifications")
-                                                                                : json::value(json::object{}))
+                             jsonrpc::to_json_text(e.params.contains("notifications")
+                                                       ? e.params.at("notifications")
+                                                       : json::value(json::object{}))
                                  .c_str());
             return;
         }
         if (as_json) {
             json::object line{{"method", e.method}, {"params", e.params}};
-            std::printf("%s\n", json::serialize(line).c_str());
+            std::printf("%s\n", jsonrpc::to_json_text(line).c_str());
         } else {
             auto const* uri = e.params.if_contains("uri");
             std::printf("%s%s%s\n", e.method.c_str(), uri ? " " : "",

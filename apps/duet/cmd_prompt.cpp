@@ -1,7 +1,7 @@
 // duet prompt NAME key=value...: a prompt's messages.
-#include "client_cli.hpp"
+#include <duet/jsonrpc/json_text.hpp>
 
-#include <boost/json/serialize.hpp>
+#include "client_cli.hpp"
 
 #include <cstdio>
 
@@ -30,7 +30,7 @@ boost::asio::awaitable<int> run_prompt(std::shared_ptr<client::client> c, std::v
     if (!r)
         co_return report(r.error());
     if (o.json) {
-        std::printf("%s\n", json::serialize(*r).c_str());
+        std::printf("%s\n", jsonrpc::to_json_text(*r).c_str());
         co_return exit_code::ok;
     }
     if (auto const* d = r->if_contains("description"); d && d->is_string())

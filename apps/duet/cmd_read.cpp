@@ -1,7 +1,7 @@
 // duet read URI: a resource's contents (text as is; binary as a summary unless --json).
-#include "client_cli.hpp"
+#include <duet/jsonrpc/json_text.hpp>
 
-#include <boost/json/serialize.hpp>
+#include "client_cli.hpp"
 
 #include <cstdio>
 
@@ -23,7 +23,7 @@ boost::asio::awaitable<int> run_read(std::shared_ptr<client::client> c, std::vec
     if (!r)
         co_return report(r.error());
     if (o.json) {
-        std::printf("%s\n", json::serialize(*r).c_str());
+        std::printf("%s\n", jsonrpc::to_json_text(*r).c_str());
         co_return exit_code::ok;
     }
     auto const* contents = r->if_contains("contents");

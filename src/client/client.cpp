@@ -1,5 +1,6 @@
 // duet::client::client: connect modes (ERA-POLICY "Client side") and the calls built on the session core.
 #include <duet/client/negotiation.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/server_changes.hpp>
 
@@ -372,7 +373,8 @@ awaitable<result<json::object>> client::async_get_prompt(std::string name, json:
         // Prompt arguments are strings on the wire.
         json::object args;
         for (auto const& kv : arguments)
-            args[kv.key()] = kv.value().is_string() ? kv.value() : json::value(json::serialize(kv.value()));
+            args[kv.key()] =
+                kv.value().is_string() ? kv.value() : json::value(jsonrpc::to_json_text(kv.value()));
         params["arguments"] = std::move(args);
     }
     auto r = co_await impl_->async_with_input(method_id::prompts_get, params, options);

@@ -3,6 +3,7 @@
 #include "client_impl.hpp"
 
 #include <duet/client/negotiation.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/envelope.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/input_key.hpp>
@@ -280,7 +281,7 @@ awaitable<result<json::object>> client::impl::async_with_input(method_ref method
         case result_kind::invalid:
             co_return make_error(errc::protocol_violation, std::string(method.name) +
                                                                " returned an unknown resultType: " +
-                                                               json::serialize(r->at("resultType")));
+                                                               jsonrpc::to_json_text(r->at("resultType")));
         case result_kind::input_required:
             break;
         }

@@ -1,8 +1,7 @@
 #include <duet/client/result_cache.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/method_table.hpp>
 #include <duet/protocol/server_changes.hpp>
-
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 
@@ -19,7 +18,7 @@ std::string result_cache::key(std::string_view method, json::object const& param
     // The params that affect the result: everything but `_meta` (envelope, progress token).
     json::object p = params;
     p.erase("_meta");
-    return std::string(method) + " " + json::serialize(p);
+    return std::string(method) + " " + jsonrpc::to_json_text(p);
 }
 
 std::optional<json::object> result_cache::fresh(std::string_view method, json::object const& params,

@@ -1,13 +1,13 @@
 // The upstream connections forwarded calls go out on (upstream_pool.hpp).
 #include "upstream_pool.hpp"
 
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/method_table.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 
@@ -303,7 +303,7 @@ upstream_pool::async_acquire(std::shared_ptr<upstream_pool> self, std::shared_pt
     }
     if (self->profile_->era == protocol::era::legacy) {
         // A legacy upstream session declares what the downstream request declared.
-        auto key = capabilities.empty() ? std::string("{}") : json::serialize(capabilities);
+        auto key = capabilities.empty() ? std::string("{}") : jsonrpc::to_json_text(capabilities);
         std::optional<json::object> declared = std::move(capabilities);
         std::shared_ptr<forwarded_call> no_owner;
         auto got = co_await async_checkout(self, std::move(key), std::move(declared), std::move(no_owner));

@@ -1,6 +1,5 @@
 #include <duet/jsonrpc/id.hpp>
-
-#include <boost/json/serialize.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 
 #include <limits>
 
@@ -30,7 +29,7 @@ boost::json::value request_id::to_json() const {
 }
 
 std::string request_id::to_string() const {
-    return boost::json::serialize(to_json());
+    return to_json_text(to_json());
 }
 
 } // namespace duet::jsonrpc

@@ -1,8 +1,7 @@
 #include <duet/jsonrpc/codec.hpp>
+#include <duet/jsonrpc/json_text.hpp>
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/json/serializer.hpp>
 
 namespace duet::jsonrpc {
 
@@ -67,29 +66,11 @@ boost::json::object to_json(message const& m) {
 
 namespace {
 
-// Appends the JSON text of `v` straight from the value, with no copy of it.
-template<class T>
-void append_json(std::string& out, T const& v) {
-    boost::json::serializer sr;
-    sr.reset(&v);
-    char buf[4096];
-    while (!sr.done())
-        out.append(sr.read(buf));
-}
-
-void append_string(std::string& out, std::string_view s) {
-    boost::json::serializer sr;
-    sr.reset(s);
-    char buf[1024];
-    while (!sr.done())
-        out.append(sr.read(buf));
-}
-
 void append_id(std::string& out, request_id const& id) {
     if (id.is_integer())
         out.append(std::to_string(id.as_integer()));
     else
-        append_string(out, id.as_string());
+        append_json_string(out, id.as_string());
 }
 
 } // namespace
@@ -104,10 +85,10 @@ std::string serialize(message const& m) {
     out.append(R"({"jsonrpc":"2.0")");
     auto method_and_params = [&](std::string const& method, boost::json::value const& params) {
         out.append(R"(,"method":)");
-        append_string(out, method);
+        append_json_string(out, method);
         if (!params.is_null()) {
             out.append(R"(,"params":)");
-            append_json(out, params);
+            append_json_text(out, params);
         }
     };
     std::visit(overloaded{
@@ -121,7 +102,7 @@ std::string serialize(message const& m) {
                        out.append(R"(,"id":)");
                        append_id(out, r.id);
                        out.append(R"(,"result":)");
-                       append_json(out, r.result);
+                       append_json_text(out, r.result);
                        if (has_tail(r)) {
                            // The result's closing brace moves behind the tail members.
                            out.pop_back();
@@ -138,7 +119,7 @@ std::string serialize(message const& m) {
                        else
                            out.append("null");
                        out.append(R"(,"error":)");
-                       append_json(out, error_to_json(e.error));
+                       append_json_text(out, error_to_json(e.error));
                    },
                },
                m);
@@ -151,7 +132,7 @@ std::string serialize(std::vector<message> const& batch_reply) {
     a.reserve(batch_reply.size());
     for (auto const& m : batch_reply)
         a.emplace_back(to_json(m));
-    return boost::json::serialize(a);
+    return to_json_text(a);
 }
 
 } // namespace duet::jsonrpc

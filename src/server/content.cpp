@@ -1,7 +1,6 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/server/content.hpp>
 #include <duet/server/frame_storage.hpp>
-
-#include <boost/json/serialize.hpp>
 
 namespace duet::server {
 
@@ -54,7 +53,7 @@ tool_result tool_result::error(std::string_view message) {
 }
 
 tool_result tool_result::structured_value(boost::json::value value) {
-    tool_result r = text(boost::json::serialize(value));
+    tool_result r = text(jsonrpc::to_json_text(value));
     r.structured = std::move(value);
     return r;
 }

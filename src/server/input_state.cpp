@@ -1,7 +1,7 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/server/input_state.hpp>
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/throw_exception.hpp>
 
 #include <openssl/crypto.h>
@@ -69,7 +69,7 @@ void canonical(boost::json::value const& v, std::string& out) {
         for (auto const& [k, child] : members) {
             out += first ? "" : ",";
             first = false;
-            out += boost::json::serialize(boost::json::value(k));
+            jsonrpc::append_json_string(out, k);
             out += ':';
             canonical(*child, out);
         }
@@ -82,7 +82,7 @@ void canonical(boost::json::value const& v, std::string& out) {
         }
         out += ']';
     } else {
-        out += boost::json::serialize(v);
+        jsonrpc::append_json_text(out, v);
     }
 }
 
@@ -141,7 +141,7 @@ std::string state_sealer::seal(std::string_view method, boost::json::value const
                                 {"a", state.answers},
                                 {"s", state.handler_state},
                                 {"q", state.pending}};
-    auto const body = encode64(boost::json::serialize(payload));
+    auto const body = encode64(jsonrpc::to_json_text(payload));
     return body + "." + encode64(mac(key_, body));
 }
 

@@ -1,3 +1,4 @@
+#include <duet/jsonrpc/json_text.hpp>
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/server/server.hpp>
 #include <duet/server/uri_template.hpp>
@@ -29,10 +30,10 @@ boost::json::object implementation_info::to_json() const {
 
 namespace {
 
-// `"_meta":{"<serverInfo key>":{...}}`: the bytes boost::json writes for that member, without the braces of
-// an object around it.
+// `"_meta":{"<serverInfo key>":{...}}`: the bytes jsonrpc::to_json_text writes for that member, without the
+// braces of an object around it.
 std::shared_ptr<std::string const> meta_tail(boost::json::object const& info) {
-    auto const text = boost::json::serialize(
+    auto const text = jsonrpc::to_json_text(
         boost::json::object{{"_meta", boost::json::object{{protocol::meta_key::server_info, info}}}});
     return std::make_shared<std::string const>(text.substr(1, text.size() - 2));
 }

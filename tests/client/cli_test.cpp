@@ -59,6 +59,20 @@ TEST(DuetCli, ValuesThatLookLikeJsonAreJson) {
     EXPECT_EQ(r.at("structuredContent").at("result"), 5.5);
 }
 
+// A double result prints as JavaScript writes it (duet/jsonrpc/json_text.hpp): 5, not Boost.JSON's 5E0, both
+// in the tool's text and in the whole result under --json.
+TEST(DuetCli, DoubleResultsPrintInTheirShortestForm) {
+    auto const o = duet("call add a=2 b=3" + stdio_server);
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_EQ(o.out, "{\"result\":5}\n");
+    auto const fraction = duet("call add a=0.1 b=0.2" + stdio_server);
+    EXPECT_EQ(fraction.out, "{\"result\":0.30000000000000004}\n");
+    auto const j = duet("call add a=2 b=3 --json" + stdio_server);
+    ASSERT_EQ(j.code, 0) << j.err;
+    EXPECT_NE(j.out.find(R"("structuredContent":{"result":5})"), std::string::npos) << j.out;
+    EXPECT_NE(j.out.find(R"("text":"{\"result\":5}")"), std::string::npos) << j.out;
+}
+
 TEST(DuetCli, ToolErrorExitsOneWithTheTextOnStderr) {
     auto const o = duet("call add a=x b=2" + stdio_server);
     EXPECT_EQ(o.code, 1);

@@ -181,7 +181,8 @@ TEST(StdioEraFlags, ModernOnlyRefusesTheHandshake) {
     EXPECT_EQ(result_of(discover).at("supportedVersions"), (json::array{"2026-07-28"}));
     c.send(modern_request(4, "tools/call", call_params("add", {{"a", 2}, {"b", 3}})));
     auto const sum = result_of(c.response(4));
-    EXPECT_EQ(sum.at("structuredContent"), (json::object{{"result", 5.0}}));
+    // The double 5.0 goes out as `5`, as JavaScript writes it, and reads back as an integer.
+    EXPECT_EQ(sum.at("structuredContent"), (json::object{{"result", 5}}));
     // Still no session: a _meta-less request is refused again.
     c.send(legacy_request(5, "tools/list"));
     expect_error(c.response(5), -32602);

@@ -16,7 +16,9 @@
 //
 // Serializing is byte-stable: serialize(parse(serialize(m))) == serialize(m), except that a floating-point
 // number may move in its last bit (Boost.JSON 1.81 reads decimals fast, not correctly rounded). Members
-// always go out in the order jsonrpc, id, method, params, result, error.
+// always go out in the order jsonrpc, id, method, params, result, error. Values are written as
+// duet/jsonrpc/json_text.hpp writes them: a double as JavaScript writes it, so one with an integral value
+// (5.0, -0.0) goes out as `5`, `0` and reads back as an integer.
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

@@ -66,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
         T{"NotificationWithoutParams", notification{"notifications/initialized", nullptr}},
         T{"ResponseWithObject", response{7, object{{"tools", array{}}, {"nextCursor", "c"}}}},
         T{"ResponseWithNullResult", response{"7", nullptr}}, T{"ResponseWithFraction", response{8, 0.1}},
-        T{"ResponseWithNegativeZeroAndExponent", response{9, array{-0.0, 1e300, -2.5e-8}}},
+        T{"ResponseWithFractionsAndExponents", response{9, array{0.25, 1e300, -2.5e-8, 1e21}}},
         T{"ResponseWithDeepResult", response{10, object{{"a", array{object{{"b", array{array{}}}}}}}}},
         T{"ErrorResponseWithData", error_response{3, error_object{-32602, "bad", object{{"field", "x"}}}}},
         T{"ErrorResponseWithFalsyData", error_response{3, error_object{-32603, "oops", false}}},
@@ -135,6 +135,20 @@ TEST(Serialize, ToJsonIsTheSerializedObject) {
     EXPECT_EQ((it++)->key(), "id");
     EXPECT_EQ((it++)->key(), "method");
     EXPECT_EQ((it++)->key(), "params");
+}
+
+// codec.hpp, json_text.hpp: doubles go out as JavaScript writes them, and a double with an integral value
+// (-0 too) reads back as that integer, the same bytes again.
+TEST(Serialize, DoublesGoOutAsJavaScriptWritesThem) {
+    message const m = response{9, array{5.0, -0.0, 0.1, 1e21, -2.5e-8}};
+    auto const wire = serialize(m);
+    EXPECT_EQ(wire, R"({"jsonrpc":"2.0","id":9,"result":[5,0,0.1,1e+21,-2.5e-8]})");
+    auto p = parse_one(wire);
+    ASSERT_TRUE(p) << wire;
+    EXPECT_EQ(serialize(*p), wire);
+    EXPECT_EQ(serialize(std::vector<message>{m}), "[" + wire + "]");
+    EXPECT_EQ(serialize(notification{"n", object{{"progress", 2.0}}}),
+              R"({"jsonrpc":"2.0","method":"n","params":{"progress":2}})");
 }
 
 // codec.hpp: "The wire form of one message, without a trailing newline."

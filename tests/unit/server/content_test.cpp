@@ -26,6 +26,14 @@ TEST(ResultContent, MovedToolResultIsTheSameJsonAsCopied) {
               R"("structuredContent":{"sum":3},"isError":true})");
 }
 
+// The text block a structured result carries writes doubles as JavaScript does (duet/jsonrpc/json_text.hpp).
+TEST(ResultContent, StructuredResultTextWritesDoublesInTheirShortestForm) {
+    auto const r =
+        tool_result::structured_value(json::object{{"result", 5.0}, {"ratio", 0.1}, {"big", 1e21}});
+    ASSERT_EQ(r.content.size(), 1u);
+    EXPECT_EQ(r.content[0].at("text"), R"({"result":5,"ratio":0.1,"big":1e+21})");
+}
+
 TEST(ResultContent, MovedToolResultWithoutStructuredOrErrorHasContentOnly) {
     auto const moved = tool_result::text("hi").to_json();
     EXPECT_EQ(json::serialize(moved), R"({"content":[{"type":"text","text":"hi"}]})");
