@@ -17,12 +17,19 @@ run: build
 test: bootstrap
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-tests
 
-# New inputs that reach new code go to tests/fuzz/corpus/, an input that fails to tests/fuzz/finds/: both where
-# `git status` shows them, to be committed (a find moves to the corpus once its bug is fixed).
+# Every fuzz target (one per directory of tests/fuzz/corpus/) in turn, FUZZ_SECONDS in total split evenly
+# between them (at least 3 s each), as `make test` does. New inputs that reach new code go to
+# tests/fuzz/corpus/<target>/, an input that fails to tests/fuzz/finds/<target>/: both where `git status`
+# shows them, to be committed (a find moves to the corpus once its bug is fixed).
 fuzz: bootstrap
-	@mkdir -p tests/fuzz/finds && scripts/build fuzz && \
-	    $(BUILD)/fuzz/tests/fuzz/core_fuzz -max_total_time=$(FUZZ_SECONDS) \
-	    -artifact_prefix=tests/fuzz/finds/ tests/fuzz/corpus
+	@scripts/build fuzz || exit 1; targets=(tests/fuzz/corpus/*/); \
+	    each=$$(( $(FUZZ_SECONDS) / $${#targets[@]} )); [ $$each -ge 3 ] || each=3; \
+	    status=0; for dir in "$${targets[@]}"; do target=$$(basename "$$dir"); \
+	        mkdir -p tests/fuzz/finds/$$target; echo "fuzz: $$target for $${each}s"; \
+	        $(BUILD)/fuzz/tests/fuzz/$${target}_fuzz -max_total_time=$$each \
+	            -artifact_prefix=tests/fuzz/finds/$$target/ tests/fuzz/corpus/$$target || status=1; \
+	        rmdir tests/fuzz/finds/$$target 2>/dev/null; done; \
+	    rmdir tests/fuzz/finds 2>/dev/null; exit $$status
 
 # Not part of `make test`: timed figures belong in bench/RESULTS.md, never in a test's verdict.
 bench: bootstrap
