@@ -134,10 +134,8 @@ void handle(jsonrpc::parsed const& p, std::uint8_t selector) {
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
     std::string_view const bytes(reinterpret_cast<char const*>(data), size);
     std::uint8_t const selector = size ? data[size - 1] : 0;
-    jsonrpc::parse_limits limits;
-    limits.max_bytes = 64 * 1024;
-    limits.max_depth = 32;
-    auto const f = jsonrpc::parse_frame(bytes, limits);
+    // The limits the server parses with (jsonrpc::parse_limits' defaults: 4 MiB, depth 64, batches of 1024).
+    auto const f = jsonrpc::parse_frame(bytes, jsonrpc::parse_limits{});
     if (auto const* one = std::get_if<jsonrpc::parsed>(&f.content)) {
         handle(*one, selector);
     } else {
