@@ -14,6 +14,7 @@
 #include <duet/transport/http_server.hpp>
 
 #include "bounded_socket.hpp"
+#include "request.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,13 +23,13 @@
 
 namespace duet::transport::http {
 
-class read_pacing {
+class read_pacing final : public body_pacing {
 public:
     read_pacing(bounded_socket& stream, http_options const& options) noexcept
         : stream_(stream), options_(options) {}
 
     /// A body follows: its declared length at the minimum rate, or for a chunked body the largest allowed.
-    void on_body(std::optional<std::uint64_t> content_length) {
+    void on_body(std::optional<std::uint64_t> content_length) override {
         auto const bytes = content_length.value_or(options_.max_body_bytes);
         auto const rate = std::max<std::size_t>(options_.min_body_bytes_per_second, 1);
         stream_.bound(options_.header_timeout + std::chrono::milliseconds(bytes * 1000 / rate));

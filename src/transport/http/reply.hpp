@@ -1,17 +1,12 @@
-// A response whose body is known in full (JSON, an error, or none), and its write: the head written by hand
-// (response_head.hpp) goes out with the body in one gathered write, tried at once without waiting.
+// A response whose body is known in full (JSON, an error, or none), as the server's parts decide it. Pure:
+// reply_writer.hpp writes it.
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
 #include <duet/protocol/errors.hpp>
 
-#include "bounded_socket.hpp"
-#include "request.hpp"
-
-#include <boost/asio/awaitable.hpp>
 #include <boost/beast/http/status.hpp>
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,24 +34,5 @@ struct reply {
 
 /// An answer from a server connection: its message with its status, or 202 when none is owed (cancelled).
 [[nodiscard]] reply answer_reply(std::optional<jsonrpc::message> const& message, unsigned http_status);
-
-// Coroutine arguments are lvalues on purpose: GCC 12 can destroy a temporary passed to a coroutine before the
-// coroutine is done with it, so callers name what they pass.
-class reply_writer {
-public:
-    /// Each write that does not go through at once must within `write_timeout`.
-    explicit reply_writer(std::chrono::milliseconds write_timeout) : write_timeout_(write_timeout) {}
-
-    boost::asio::awaitable<void> write(bounded_socket& stream, request const& req, reply& r,
-                                       bool keep_alive) const;
-
-    /// write() as a coroutine of its own that says the connection goes on. Routing is plain functions
-    /// returning the coroutine that serves the request, so an answer ready at once costs one small frame.
-    boost::asio::awaitable<bool> send(bounded_socket& stream, request const& req, reply r,
-                                      bool keep_alive) const;
-
-private:
-    std::chrono::milliseconds write_timeout_;
-};
 
 } // namespace duet::transport::http

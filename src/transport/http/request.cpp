@@ -1,8 +1,8 @@
 #include "request.hpp"
 
-#include "read_pacing.hpp"
-
 #include <boost/beast/http/error.hpp>
+
+#include <algorithm>
 
 namespace duet::transport::http {
 
@@ -23,7 +23,7 @@ request_parser::request_parser() {
     request_.fields_.reserve(typical_fields);
 }
 
-request_parser::request_parser(read_pacing* pacing, std::size_t max_target_bytes) : request_parser() {
+request_parser::request_parser(body_pacing* pacing, std::size_t max_target_bytes) : request_parser() {
     pacing_ = pacing;
     max_target_bytes_ = max_target_bytes;
 }

@@ -8,7 +8,7 @@
 
 #include "drain_registry.hpp"
 #include "peer_budget.hpp"
-#include "reply.hpp"
+#include "reply_writer.hpp"
 #include "sse_framing.hpp"
 
 #include <boost/asio/io_context.hpp>

@@ -17,7 +17,7 @@
 
 namespace duet::transport::http {
 
-// Coroutine arguments are lvalues on purpose (reply.hpp).
+// Coroutine arguments are lvalues on purpose (reply_writer.hpp).
 class sse_writer {
 public:
     /// `retry`: the reconnection delay a session stream's opening announces.
