@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 namespace duet::client::detail {
 
@@ -11,6 +12,24 @@ constexpr std::size_t line_slack = 16;
 } // namespace
 
 std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
+    // The stream's decoding drops one leading byte order mark (WHATWG: UTF-8 decode), which may come split.
+    if (bom_pending_) {
+        constexpr std::string_view bom = "\xEF\xBB\xBF";
+        while (!bytes.empty() && bom_seen_ < bom.size() && bytes.front() == bom[bom_seen_]) {
+            ++bom_seen_;
+            bytes.remove_prefix(1);
+        }
+        if (bom_seen_ < bom.size() && bytes.empty())
+            return {}; // all so far may be the start of one
+        bom_pending_ = false;
+        if (bom_seen_ < bom.size())
+            consume(bom.substr(0, bom_seen_)); // not a mark: what looked like its start is text
+    }
+    consume(bytes);
+    return std::exchange(out_, {});
+}
+
+void sse_parser::consume(std::string_view bytes) {
     for (char c : bytes) {
         if (overflowed_)
             break;
@@ -30,7 +49,6 @@ std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
             buffer_ += c;
         }
     }
-    return std::exchange(out_, {});
 }
 
 void sse_parser::line(std::string_view l) {

@@ -52,6 +52,32 @@ TEST(SseParser, IgnoresNonNumericRetry) {
     EXPECT_EQ(p.retry()->count(), 300);
 }
 
+// A stream may start with a UTF-8 byte order mark, which its decoding drops (WHATWG): the first event is
+// read, however the mark is cut. Only one mark, and only at the start, is dropped.
+TEST(SseParser, DropsAByteOrderMarkAtTheStart) {
+    std::string const stream = "\xEF\xBB\xBF"
+                               "data: {\"id\":1}\n\n";
+    for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+        sse_parser p;
+        auto events = p.feed(std::string_view(stream).substr(0, cut));
+        auto more = p.feed(std::string_view(stream).substr(cut));
+        events.insert(events.end(), more.begin(), more.end());
+        ASSERT_EQ(events.size(), 1u) << "cut at " << cut;
+        EXPECT_EQ(events[0].data, "{\"id\":1}");
+    }
+    sse_parser twice;
+    EXPECT_TRUE(twice
+                    .feed("\xEF\xBB\xBF\xEF\xBB\xBF"
+                          "data: x\n\n")
+                    .empty())
+        << "a second mark is text";
+    sse_parser partial;
+    auto const kept = partial.feed("\xEF\xBB"
+                                   "data: y\n\ndata: z\n\n");
+    ASSERT_EQ(kept.size(), 1u) << "two bytes of a mark are text of the first line";
+    EXPECT_EQ(kept[0].data, "z");
+}
+
 TEST(SseParser, CommentsAloneDispatchNothing) {
     sse_parser p;
     EXPECT_TRUE(p.feed(": ping\n\n:\n\n").empty());

@@ -3,7 +3,7 @@
 // An incremental parser for text/event-stream (the WHATWG rules the Streamable HTTP transport uses): bytes in
 // as they arrive, complete events out. Tracks the last event id and the server's `retry` so a legacy client
 // can resume with Last-Event-ID after the delay the server asked for. Accepts "\n", "\r\n" and "\r" line
-// ends.
+// ends, and drops a byte order mark at the stream's start.
 //
 //     sse_parser p;
 //     for(auto& e : p.feed(chunk)) deliver(e.data);
@@ -43,11 +43,14 @@ public:
     [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
 
 private:
+    void consume(std::string_view bytes);
     void line(std::string_view l);
     std::size_t max_bytes_;
     bool overflowed_ = false;
     std::string buffer_;
-    bool skip_lf_ = false; // a "\r" ended the last line; a following "\n" belongs to it
+    bool skip_lf_ = false;     // a "\r" ended the last line; a following "\n" belongs to it
+    bool bom_pending_ = true;  // at the stream's start: a byte order mark there is dropped
+    std::size_t bom_seen_ = 0; // bytes of the mark seen so far
     sse_event current_;
     bool any_field_ = false;
     std::vector<sse_event> out_;
