@@ -29,6 +29,16 @@ TEST(EventIds, AnythingElseIsNotAnId) {
         EXPECT_FALSE(parse_event_id(bad)) << bad;
 }
 
+// Only the text format_event_id writes is an id: a number with leading zeros is another spelling of it.
+TEST(EventIds, LeadingZerosAreNotAnId) {
+    for (std::string_view bad : {"01-2", "1-02", "00-0", "0-00", "007-7"})
+        EXPECT_FALSE(parse_event_id(bad)) << bad;
+    auto const zero = parse_event_id("0-0");
+    ASSERT_TRUE(zero);
+    EXPECT_EQ(zero->stream, 0u);
+    EXPECT_EQ(zero->seq, 0u);
+}
+
 boost::asio::awaitable<void> pop_once(std::shared_ptr<stream_queue> q, stream_queue::outcome& got,
                                       std::string& line) {
     got = co_await q->pop(line, std::chrono::milliseconds(0));

@@ -13,6 +13,9 @@ std::optional<event_position> parse_event_id(std::string_view id) {
     if (dash == std::string_view::npos || dash == 0 || dash + 1 == id.size())
         return std::nullopt;
     auto number = [](std::string_view s) -> std::optional<std::uint64_t> {
+        // Written without leading zeros: "01-2" names no event ("1-2" does), so it is not one's id.
+        if (s.size() > 1 && s.front() == '0')
+            return std::nullopt;
         std::uint64_t v = 0;
         auto const [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (ec != std::errc{} || end != s.data() + s.size())
