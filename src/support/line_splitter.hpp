@@ -25,7 +25,8 @@ public:
 
     /// Where the next read goes: never empty. Valid until the next commit().
     [[nodiscard]] std::span<char> space() {
-        if (buffer_.size() - end_ < buffer_.size() / 2)
+        // Less than half the buffer free (rounded up: a buffer of one byte that is full has none).
+        if (2 * (buffer_.size() - end_) < buffer_.size())
             make_room();
         return {buffer_.data() + end_, buffer_.size() - end_};
     }

@@ -179,4 +179,23 @@ TEST(LineSplitter, UnfinishedLineMovesToTheFrontWhenRoomRunsShort) {
     EXPECT_EQ(out.seen, (lines{std::string(30, 'a'), std::string(10, 'b') + "c"}));
 }
 
+// A first buffer of one byte (the client's when a message may have no bytes at all, or when one more than the
+// bound wraps to 0): once that byte holds part of a line there is still room to read the rest into.
+TEST(LineSplitter, OneByteFirstBufferAlwaysHasRoomForTheNextRead) {
+    for (std::size_t max_line : {std::size_t{8}, static_cast<std::size_t>(-1)}) {
+        for (std::size_t first_buffer : {0u, 1u}) {
+            line_splitter split(max_line, first_buffer);
+            lines seen;
+            for (char c : std::string_view("abc\nde\n")) {
+                auto const room = split.space();
+                ASSERT_FALSE(room.empty()) << "first buffer " << first_buffer << ", at '" << c << "'";
+                room[0] = c;
+                split.commit(
+                    1, [&](std::string_view line) { seen.emplace_back(line); }, [] {});
+            }
+            EXPECT_EQ(seen, (lines{"abc", "de"}));
+        }
+    }
+}
+
 } // namespace
