@@ -87,9 +87,12 @@ void sse_parser::line(std::string_view l) {
         current_.event = std::string(value);
         any_field_ = true;
     } else if (field == "retry") {
+        // ASCII digits only, as the spec says: "-0", "+5" and " 5" are no retry.
+        bool const digits = !value.empty() && std::all_of(value.begin(), value.end(),
+                                                          [](char c) { return c >= '0' && c <= '9'; });
         long long ms = 0;
         auto const r = std::from_chars(value.data(), value.data() + value.size(), ms);
-        if (r.ec == std::errc{} && r.ptr == value.data() + value.size() && !value.empty() && ms >= 0)
+        if (digits && r.ec == std::errc{})
             retry_ = std::chrono::milliseconds(ms);
         any_field_ = true;
     }

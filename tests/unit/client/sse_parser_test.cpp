@@ -52,6 +52,20 @@ TEST(SseParser, IgnoresNonNumericRetry) {
     EXPECT_EQ(p.retry()->count(), 300);
 }
 
+// The spec takes a retry only when its value is ASCII digits; from_chars alone would take "-0".
+TEST(SseParser, RetryIsOnlyAsciiDigits) {
+    for (std::string_view bad : {"-0", "+5", "-", "5 ", "  5", "0x10", "1e3", "99999999999999999999999"}) {
+        sse_parser p;
+        (void)p.feed("retry: 250\n\nretry: " + std::string(bad) + "\n\n");
+        ASSERT_TRUE(p.retry()) << bad;
+        EXPECT_EQ(p.retry()->count(), 250) << bad;
+    }
+    sse_parser p;
+    (void)p.feed("retry:0\n\n");
+    ASSERT_TRUE(p.retry());
+    EXPECT_EQ(p.retry()->count(), 0);
+}
+
 // A stream may start with a UTF-8 byte order mark, which its decoding drops (WHATWG): the first event is
 // read, however the mark is cut. Only one mark, and only at the start, is dropped.
 TEST(SseParser, DropsAByteOrderMarkAtTheStart) {
