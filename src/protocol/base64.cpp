@@ -67,6 +67,10 @@ std::optional<std::string> base64_decode(std::string_view in) {
                 return std::nullopt;
             n = (n << 6) | std::uint32_t(s);
         }
+        // The bits padding stands in for are zero in the one canonical spelling: "aGk=" is "hi", "aGl="
+        // nothing.
+        if ((pad == 1 && (n & 0xFF) != 0) || (pad == 2 && (n & 0xFFFF) != 0))
+            return std::nullopt;
         out += char((n >> 16) & 0xFF);
         if (pad < 2)
             out += char((n >> 8) & 0xFF);
