@@ -221,9 +221,10 @@ result_t admit_legacy_session(jsonrpc::request const& req, version v, admission_
     if (ctx.http) {
         // After a counter-offer a client may still send its own (even modern) version in the header; the
         // session decides (ERA-POLICY "HTTP routing"). A header naming no version at all is a bad request.
+        // Named in its header form: raw bytes beyond ASCII would make the answer invalid JSON text.
         if (auto const h = ctx.http->find(version_header); h && !parse_version(*h))
             return reject(invalid_request("Invalid Request: unsupported MCP-Protocol-Version header \"" +
-                                          std::string(*h) + "\""),
+                                          encode_header_value(*h) + "\""),
                           400);
     }
     auto const* row = find_method(req.method);

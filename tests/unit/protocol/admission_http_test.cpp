@@ -7,6 +7,7 @@
 // order header -32020 before version -32022), §14 rows 2 and 13; seeds/handshake-cap-pr.txt (a
 // counter-offered session that keeps sending `MCP-Protocol-Version: 2026-07-28` is served at the negotiated
 // version).
+#include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/admission.hpp>
 
 #include "unit/protocol/admission_support.hpp"
@@ -473,6 +474,24 @@ TEST(AdmissionHttp, HeaderMismatchNamesTheHeader) {
         auto const error = a.error().error;
         EXPECT_NE(error.message.find(named), std::string::npos) << error.message;
         EXPECT_TRUE(error.data.is_null());
+    }
+}
+
+// A session's request with a version header naming no version is refused naming the header's value, in its
+// header form: bytes beyond ASCII echoed raw would make the answer invalid JSON text.
+TEST(AdmissionHttp, UnsupportedVersionHeaderIsNamedInItsHeaderForm) {
+    for (auto const& [value, named] : {std::pair<std::string, std::string>{"1999-01-01", "\"1999-01-01\""},
+                                       {"2025\xff-06-18", "\"=?base64?MjAyNf8tMDYtMTg=?=\""}}) {
+        http_facts const http{{pv(value), {"Mcp-Session-Id", "s-1"}}};
+        auto const a = admit_post(make_request("tools/list", "{}"), http, v2025_06);
+        ASSERT_TRUE(matches(a, invalid_request_400)) << named;
+        auto const& message = a.error().error.message;
+        EXPECT_NE(message.find(named), std::string::npos) << message;
+        auto const text =
+            duet::jsonrpc::serialize(duet::jsonrpc::error_response{std::nullopt, a.error().error});
+        boost::system::error_code ec;
+        (void)boost::json::parse(text, ec);
+        EXPECT_FALSE(ec) << "the answer is JSON text";
     }
 }
 
