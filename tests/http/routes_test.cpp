@@ -6,6 +6,11 @@
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
+#include "support/beast_feed.hpp"
+#include "transport/http/request.hpp"
+#include "transport/http/request_guards.hpp"
+
+#include <boost/json/parse.hpp>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +94,27 @@ TEST(HttpRoutes, ASessionBelongsToTheEndpointThatOpenedIt) {
     EXPECT_EQ(code_of(elsewhere.json()), -32600) << elsewhere.body;
     auto const here = first.post(legacy_request(2, "ping"));
     EXPECT_EQ(here.status, 200u) << here.body;
+}
+
+// A target's bytes above 0x7F (which Beast lets through) are named percent-encoded in the 404: echoed raw
+// they would make the body invalid JSON text.
+TEST(HttpRoutes, AnUnknownPathIsNamedPercentEncoded) {
+    std::vector<transport::http_route> const routes{{"/mcp", nullptr}};
+    transport::http_options const options;
+    transport::http::request_guards const guards(routes, options);
+    transport::http::request_parser parser;
+    ASSERT_FALSE(feed(parser, "GET /caf\xC3\xA9/\xFF?x=\xFE HTTP/1.1\r\nHost: localhost\r\n\r\n", 1024));
+    auto const req = parser.release();
+    auto const verdict = guards.check(req);
+    auto const* refusal = std::get_if<transport::http::reply>(&verdict);
+    ASSERT_TRUE(refusal);
+    EXPECT_EQ(refusal->status, boost::beast::http::status::not_found);
+    boost::system::error_code ec;
+    auto const body = boost::json::parse(refusal->body, ec);
+    ASSERT_FALSE(ec) << refusal->body;
+    std::string const message(body.at("error").at("message").as_string());
+    EXPECT_NE(message.find("no MCP endpoint at /caf%C3%A9/%FF; served here: /mcp"), std::string::npos)
+        << message;
 }
 
 TEST(HttpRoutes, AnUnknownPathIsNotFoundNamingTheServedOnes) {

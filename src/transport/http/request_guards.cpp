@@ -19,6 +19,24 @@ bool same_secret(std::string_view given, std::string_view expected) {
     return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
+// A path as the answer names it: bytes beyond visible ASCII percent-encoded, since the answer is JSON text,
+// which raw bytes of a target (Beast lets through any byte above 0x7F) would make invalid.
+std::string printable_path(std::string_view path) {
+    constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(path.size());
+    for (unsigned char c : path) {
+        if (c > 0x20 && c < 0x7F) {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 request_guards::request_guards(std::vector<http_route> const& routes, http_options const& options)
@@ -73,7 +91,7 @@ reply request_guards::unknown_path(std::string_view path) const {
     for (auto const& r : routes_)
         served += (served.empty() ? "" : ", ") + r.path;
     return invalid_request_reply(bhttp::status::not_found, "Invalid Request: no MCP endpoint at " +
-                                                               std::string(path) +
+                                                               printable_path(path) +
                                                                "; served here: " + served);
 }
 
