@@ -45,8 +45,10 @@ void response_parser::on_field_impl(bhttp::field name, string_view name_string, 
                                     error_code& ec) {
     // The first of each, as Beast's fields find them.
     if (name == bhttp::field::content_type) {
-        if (content_type_.empty())
+        // The first one, even when empty: a later one does not make an answer an event stream.
+        if (!has_content_type_)
             content_type_.assign(value.data(), value.size());
+        has_content_type_ = true;
     } else if (!session_id_ &&
                protocol::iequals({name_string.data(), name_string.size()}, "Mcp-Session-Id")) {
         session_id_.emplace(value.data(), value.size());

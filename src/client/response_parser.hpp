@@ -65,6 +65,7 @@ private:
     unsigned version_ = 11;
     std::string reason_;
     std::string content_type_;
+    bool has_content_type_ = false;
     std::optional<std::string> session_id_;
     std::string body_;
     std::size_t max_whole_body_ = static_cast<std::size_t>(-1);

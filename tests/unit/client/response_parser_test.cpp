@@ -125,6 +125,8 @@ std::vector<sample> const samples{
     {"BadContentLength", "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n"},
     {"TruncatedBody", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n01234"},
     {"TruncatedChunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"},
+    {"EmptyFirstContentType", "HTTP/1.1 200 OK\r\nContent-Type:\r\nContent-Type: text/event-stream\r\n"
+                              "Content-Length: 2\r\n\r\n{}"},
 };
 
 std::string const& raw_of(std::string_view name) {
@@ -182,6 +184,16 @@ TEST(ResponseParserReadings, TheSamplesReadAsTheirNamesSay) {
 // The client's own bound on a whole answer (client_options::max_message_bytes), beside Beast's body_limit
 // which it leaves off: a longer body, declared or chunked, fails as body_limit before it is kept, whatever
 // the read size, and an event stream (a long-lived stream of many messages) is never bounded here.
+// The first Content-Type is the answer's, even an empty one: a second one saying text/event-stream does not
+// make the answer a stream (as Beast's fields, which find the first, read it).
+TEST(ResponseParserReadings, TheFirstContentTypeCountsEvenWhenEmpty) {
+    response_parser parser;
+    ASSERT_FALSE(feed(parser, raw_of("EmptyFirstContentType"), 64, {.body = std::nullopt}));
+    EXPECT_EQ(parser.content_type(), "");
+    EXPECT_FALSE(parser.event_stream());
+    EXPECT_EQ(parser.body(), "{}");
+}
+
 TEST(ResponseParserReadings, AWholeBodyOverTheClientsBoundFailsButAStreamDoesNot) {
     auto const bounded = [](std::string_view name, std::size_t step) {
         response_parser parser;
