@@ -28,13 +28,15 @@ const text = (t) => ({ content: [{ type: 'text', text: t }] });
 const names = ['pid', 'descriptors', 'environment', 'big', 'say', 'flood', 'deaf', 'hang', 'slow_progress'];
 const tools = names.map((name) => ({ name, inputSchema: { type: 'object' } }));
 
+// As fast as the gateway reads, and no faster: when the pipe is full, Node queues what is written, and a
+// queue grown without bound ends the process (writev fails with ENOBUFS) instead of flooding.
 function flood() {
   let n = 0;
   const next = () => {
     n += 1;
     const line = n % 50 === 0 ? 'L'.repeat(100000) : `flood line ${n}`;
-    process.stderr.write(line + '\n');
-    setImmediate(next);
+    if (process.stderr.write(line + '\n')) setImmediate(next);
+    else process.stderr.once('drain', next);
   };
   next();
 }
