@@ -8,6 +8,8 @@
 // legacy; 2026-07-28: modern) and MCP_CONFORMANCE_CONTEXT carries scenario data (JSON). Built on the public
 // client library only: every behaviour checked here is the library's own. Exit 0 when the scenario's client
 // side ran to the end, 1 otherwise (the suite's checks decide conformance).
+#include <duet/auth/oauth.hpp>
+#include <duet/auth/user_steps.hpp>
 #include <duet/client/client.hpp>
 #include <duet/client/elicitation_form.hpp>
 
@@ -141,8 +143,64 @@ awaitable<bool> exercise_everything(std::shared_ptr<client::client> c) {
     co_return good;
 }
 
+std::string context_text(json::object const& context, char const* key) {
+    auto const* v = context.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// The authorization scenarios: the suite's authorization servers approve at once with a redirect, so the
+// user's step is headless. Credentials come from MCP_CONFORMANCE_CONTEXT where the scenario has any; the
+// Client ID Metadata Document URL is the one the suite expects (auth/basic-cimd).
+std::shared_ptr<auth::oauth_authorization>
+authorization_for(std::string const& scenario, std::string const& url, asio::any_io_executor ex) {
+    auth::oauth_options o;
+    o.client_name = "duet-conformance-client";
+    o.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+    o.user = auth::headless_user_step(ex);
+    boost::system::error_code ec;
+    auto parsed = json::parse(env("MCP_CONFORMANCE_CONTEXT"), ec);
+    json::object context = !ec && parsed.is_object() ? parsed.get_object() : json::object{};
+    if (scenario.starts_with("auth/client-credentials")) {
+        auth::machine_credentials m;
+        m.client_id = context_text(context, "client_id");
+        m.client_secret = context_text(context, "client_secret");
+        m.private_key_pem = context_text(context, "private_key_pem");
+        if (auto alg = context_text(context, "signing_algorithm"); !alg.empty())
+            m.signing_algorithm = alg;
+        o.machine = std::move(m);
+    } else if (auto id = context_text(context, "client_id"); !id.empty()) {
+        o.preregistered.push_back(auth::client_registration{
+            context_text(context, "issuer"), id, context_text(context, "client_secret"), "", {}});
+    }
+    auto made = auth::oauth_authorization::make(ex, url, std::move(o));
+    if (!made) {
+        log_line("authorization: " + made.error().to_string());
+        return nullptr;
+    }
+    return *made;
+}
+
+// After authorizing as the scenario asks: what the suite's reference client does (list, then call).
+awaitable<bool> list_and_call(std::shared_ptr<client::client> c) {
+    auto tools = co_await c->async_list_tools();
+    if (!tools) {
+        log_line("tools/list: " + tools.error().to_string());
+        co_return false;
+    }
+    std::string name("test-tool");
+    json::object none;
+    co_return co_await call_tool(c, std::move(name), std::move(none));
+}
+
 awaitable<bool> run_scenario(std::string scenario, std::string url, client::client_options options) {
-    client::server_target target = client::http_target{url, {}};
+    client::http_target http{url, {}};
+    if (scenario.starts_with("auth/")) {
+        auto executor = co_await asio::this_coro::executor;
+        http.authorization = authorization_for(scenario, url, executor);
+        if (!http.authorization)
+            co_return false;
+    }
+    client::server_target target = std::move(http);
     auto connected = co_await client::client::async_connect(std::move(target), std::move(options));
     if (!connected) {
         log_line("connect: " + connected.error().to_string());
@@ -152,8 +210,10 @@ awaitable<bool> run_scenario(std::string scenario, std::string url, client::clie
     log_line("connected: " + std::string(to_string(c->era())) + " " +
              std::string(protocol::to_string(c->version())));
     bool good = true;
-    if (scenario == "initialize" || scenario == "json-schema-ref-no-deref" ||
-        scenario == "http-invalid-tool-headers" || scenario == "request-metadata") {
+    if (scenario.starts_with("auth/")) {
+        good = co_await list_and_call(c);
+    } else if (scenario == "initialize" || scenario == "json-schema-ref-no-deref" ||
+               scenario == "http-invalid-tool-headers" || scenario == "request-metadata") {
         auto tools = co_await c->async_list_tools();
         if (!tools) {
             log_line("tools/list: " + tools.error().to_string());

@@ -5,6 +5,7 @@
 // resumption of a POST stream that ended early (GET with Last-Event-ID after the server's `retry`), and
 // DELETE at the end. Modern requests carry the routing headers the session computed; closing their stream is
 // their cancellation.
+#include <duet/client/authorization.hpp>
 #include <duet/client/detail/request_head.hpp>
 #include <duet/client/detail/sse_parser.hpp>
 #include <duet/jsonrpc/codec.hpp>
@@ -213,8 +214,15 @@ public:
         if (session_id_) {
             // The session is over: tell the server (it may answer 405, which is fine).
             auto x = std::make_shared<exchange>(ex_);
+            std::string credentials;
+            if (target_.authorization)
+                if (auto got = co_await target_.authorization->async_header())
+                    credentials = std::move(*got);
             outgoing req;
-            append_request_head(req.head, "DELETE", url_.target, base_fields(true), 0);
+            auto fields = base_fields(true);
+            if (!credentials.empty())
+                fields.set("Authorization", credentials);
+            append_request_head(req.head, "DELETE", url_.target, fields, 0);
             response_parser parser;
             [[maybe_unused]] auto ec = co_await async_open(x, req, parser);
         }
@@ -472,21 +480,85 @@ private:
         }
     }
 
+    // A refusal (401 or 403) the authorization provider is to hear about before the request goes again.
+    struct refusal {
+        unsigned status = 0;
+        std::vector<std::string> www_authenticate;
+        std::string sent; ///< the Authorization field the refused request carried
+    };
+
+    // One message POSTed until it is answered or fails; with an authorization provider, again after each
+    // refusal the provider resolved, up to max_authorization_rounds times.
     static awaitable<void> async_post(std::shared_ptr<http_transport> self, jsonrpc::message m,
                                       send_facts facts) {
         auto const id = id_of(m);
         bool const is_initialize =
             std::holds_alternative<jsonrpc::request>(m) &&
             std::get<jsonrpc::request>(m).method == protocol::info(protocol::method_id::initialize).name;
+        outgoing req;
+        req.body = jsonrpc::serialize(m);
+        auto const& authorization = self->target_.authorization;
+        for (int round = 0;; ++round) {
+            bool const may_retry = authorization && round < max_authorization_rounds;
+            auto refused = co_await async_post_once(self, id, is_initialize, req, facts, may_retry);
+            if (!refused)
+                co_return;
+            // While the provider works (a whole authorization, maybe), the request can still be abandoned.
+            auto waiting = std::make_shared<exchange>(self->ex_);
+            if (id)
+                self->open_[*id] = waiting;
+            auto again = co_await authorization->async_refused(refused->status, refused->www_authenticate,
+                                                               refused->sent);
+            self->forget(waiting, id);
+            if (waiting->abandoned || self->closed_)
+                co_return;
+            if (again && *again)
+                continue;
+            if (id)
+                self->fail(*id,
+                           again ? status_error(refused->status, {}, facts.legacy_session) : again.error());
+            co_return;
+        }
+    }
+
+    // The request's Authorization field from the provider; nullopt when the request failed meanwhile.
+    awaitable<std::optional<std::string>> async_credentials(std::optional<jsonrpc::request_id> const& id,
+                                                            exchange const& x) {
+        auto header = co_await target_.authorization->async_header();
+        if (x.abandoned || closed_)
+            co_return std::nullopt;
+        if (!header) {
+            if (id)
+                fail(*id, header.error());
+            co_return std::nullopt;
+        }
+        co_return std::move(*header);
+    }
+
+    // Sends the POST once and delivers what answers it. A refusal is returned instead when `may_retry`.
+    static awaitable<std::optional<refusal>> async_post_once(std::shared_ptr<http_transport> self,
+                                                             std::optional<jsonrpc::request_id> id,
+                                                             bool is_initialize, outgoing& req,
+                                                             send_facts const& facts, bool may_retry) {
         auto x = self->take_exchange();
         if (id)
             self->open_[*id] = x;
-        outgoing req;
-        req.body = jsonrpc::serialize(m);
+        std::string credentials;
+        if (self->target_.authorization) {
+            auto got = co_await self->async_credentials(id, *x);
+            if (!got) {
+                self->forget(x, id);
+                co_return std::nullopt;
+            }
+            credentials = std::move(*got);
+        }
+        req.head.clear();
         {
             auto fields = self->base_fields(facts.legacy_session);
             fields.set("Content-Type", "application/json");
             fields.set("Accept", "application/json, text/event-stream");
+            if (!credentials.empty())
+                fields.set("Authorization", credentials);
             for (auto const& h : facts.headers)
                 fields.set(h.name, h.value);
             append_request_head(req.head, "POST", self->url_.target, fields, req.body.size());
@@ -495,13 +567,29 @@ private:
         auto const ec = co_await self->async_open(x, req, parser);
         if (x->abandoned || self->closed_) {
             self->forget(x, id);
-            co_return;
+            co_return std::nullopt;
         }
         if (ec) {
             if (id)
                 self->fail(*id, connect_error(self->target_.url, ec, *x));
             self->forget(x, id);
-            co_return;
+            co_return std::nullopt;
+        }
+        if (may_retry && (parser.status() == 401 || parser.status() == 403)) {
+            // Read to its end, so that the connection carries the request again.
+            auto body_error = parse_buffered(*x, parser);
+            while (!body_error && !parser.is_done() && !x->abandoned && !self->closed_) {
+                auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
+                body_error = std::get<0>(got);
+            }
+            self->forget(x, id);
+            if (x->abandoned || self->closed_)
+                co_return std::nullopt;
+            if (body_error)
+                x->expire();
+            else
+                self->keep(x, parser);
+            co_return refusal{parser.status(), parser.www_authenticate(), std::move(credentials)};
         }
         unsigned const status = parser.status();
         if (is_initialize)
@@ -513,20 +601,20 @@ private:
             self->forget(x, id);
             self->keep(x, parser);
             if (!id || outcome.answered || x->abandoned || self->closed_)
-                co_return;
+                co_return std::nullopt;
             if (outcome.too_large) {
                 self->fail(*id, message_too_large(self->max_message_bytes_, status));
-                co_return;
+                co_return std::nullopt;
             }
             if (facts.legacy_session && !outcome.last_event_id.empty()) {
                 // A legacy stream that ended early is resumed on a GET with Last-Event-ID (SEP-1699).
                 auto const delay = outcome.retry.value_or(default_reconnect);
                 asio::co_spawn(self->ex_, async_get_stream(self, id, outcome.last_event_id, delay),
                                asio::detached);
-                co_return;
+                co_return std::nullopt;
             }
             self->fail(*id, make_error(errc::closed, "the response stream ended without an answer", status));
-            co_return;
+            co_return std::nullopt;
         }
         // A whole body: read it.
         auto body_error = parse_buffered(*x, parser);
@@ -536,13 +624,13 @@ private:
         }
         self->forget(x, id);
         if (x->abandoned || self->closed_)
-            co_return;
+            co_return std::nullopt;
         if (body_error == bhttp::error::body_limit) {
             // Never read to its end: the connection goes with the rest of it.
             x->expire();
             if (id)
                 self->fail(*id, message_too_large(self->max_message_bytes_, status));
-            co_return;
+            co_return std::nullopt;
         }
         self->keep(x, parser);
         std::optional<jsonrpc::error_object> id_less;
@@ -555,17 +643,18 @@ private:
         if (!session_lost && !body.empty() && parser.content_type().starts_with("application/json"))
             answered = self->deliver_text(body, status, id, &id_less);
         if (!id || answered)
-            co_return;
+            co_return std::nullopt;
         if (status == 202 || status == 200) {
             self->fail(*id, make_error(errc::protocol_violation,
                                        "the server answered the request with no message", status));
-            co_return;
+            co_return std::nullopt;
         }
         auto e = status_error(status, parser.reason(), facts.legacy_session);
         if (id_less && e.code == errc::http_status) {
             e = rpc_failure(*id_less, status);
         }
         self->fail(*id, std::move(e));
+        co_return std::nullopt;
     }
 
     // A legacy GET stream: the standalone one (`awaited` empty; reconnects while the session lives) or the
@@ -574,6 +663,7 @@ private:
                                             std::optional<jsonrpc::request_id> awaited,
                                             std::string last_event_id, std::chrono::milliseconds delay) {
         asio::steady_timer timer(self->ex_);
+        int refusals = 0;
         for (int attempt = 0; !self->closed_; ++attempt) {
             if (delay.count() > 0) {
                 timer.expires_after(delay);
@@ -590,12 +680,23 @@ private:
             self->streams_.push_back(x);
             if (awaited)
                 self->open_[*awaited] = x;
+            std::string credentials;
+            if (self->target_.authorization) {
+                auto got = co_await self->async_credentials(awaited, *x);
+                if (!got) {
+                    self->forget(x, awaited);
+                    co_return;
+                }
+                credentials = std::move(*got);
+            }
             outgoing req;
             {
                 auto fields = self->base_fields(true);
                 fields.set("Accept", "text/event-stream");
                 if (!last_event_id.empty())
                     fields.set("Last-Event-ID", last_event_id);
+                if (!credentials.empty())
+                    fields.set("Authorization", credentials);
                 append_request_head(req.head, "GET", self->url_.target, fields, 0);
             }
             response_parser parser;
@@ -605,6 +706,22 @@ private:
                 co_return;
             }
             unsigned const status = ec ? 0 : parser.status();
+            if ((status == 401 || status == 403) && self->target_.authorization &&
+                refusals++ < max_authorization_rounds) {
+                // Asked again with what the provider then holds; the answer's body is not needed.
+                x->expire();
+                auto const challenges = parser.www_authenticate();
+                auto again = co_await self->target_.authorization->async_refused(status, challenges, credentials);
+                if (x->abandoned || self->closed_) {
+                    self->forget(x, awaited);
+                    co_return;
+                }
+                if (again && *again) {
+                    delay = std::chrono::milliseconds(0);
+                    --attempt;
+                    continue;
+                }
+            }
             bool const sse = !ec && parser.content_type().starts_with("text/event-stream");
             if (ec || status != 200 || !sse) {
                 // No stream offered (405) or none for us: the standalone stream is optional; a resumption

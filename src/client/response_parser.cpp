@@ -49,6 +49,8 @@ void response_parser::on_field_impl(bhttp::field name, string_view name_string, 
         if (!has_content_type_)
             content_type_.assign(value.data(), value.size());
         has_content_type_ = true;
+    } else if (name == bhttp::field::www_authenticate) {
+        www_authenticate_.emplace_back(value.data(), value.size());
     } else if (!session_id_ &&
                protocol::iequals({name_string.data(), name_string.size()}, "Mcp-Session-Id")) {
         session_id_.emplace(value.data(), value.size());

@@ -2,10 +2,10 @@
 //
 // Beast's parser does the HTTP/1 work (the status line, the field syntax, Content-Length, chunked and
 // close-delimited bodies, the limits, keep-alive). The client then reads the status, the reason, the first
-// Content-Type and the first Mcp-Session-Id, and the body; a `bhttp::response` would also give every other
-// field a node of its own in a case-insensitive tree, a few allocations for every answer an HTTP upstream
-// sends the gateway. tests/unit/client/response_parser_test.cpp pins that a response reads the same as
-// through Beast's own parser.
+// Content-Type, the first Mcp-Session-Id, every WWW-Authenticate and the body; a `bhttp::response` would give
+// every other field a node of its own in a case-insensitive tree, a few allocations for every answer an HTTP
+// upstream sends the gateway. tests/unit/client/response_parser_test.cpp pins that a response reads the same
+// as through Beast's own parser.
 #pragma once
 
 #include <boost/beast/http/basic_parser.hpp>
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace duet::client::detail {
 
@@ -33,6 +34,10 @@ public:
     [[nodiscard]] std::string_view content_type() const noexcept { return content_type_; }
     /// The first Mcp-Session-Id field's value, if any.
     [[nodiscard]] std::optional<std::string_view> session_id() const noexcept;
+    /// Every WWW-Authenticate field's value, in order (a 401 or 403 names what the server wants).
+    [[nodiscard]] std::vector<std::string> const& www_authenticate() const noexcept {
+        return www_authenticate_;
+    }
     /// The largest body of a whole answer (anything but an event stream): a longer one, or a declared
     /// Content-Length over it, fails the parse with http::error::body_limit before it is read. An event
     /// stream is unbounded here: a long-lived stream is many messages, each bounded by the SSE reader.
@@ -67,6 +72,7 @@ private:
     std::string content_type_;
     bool has_content_type_ = false;
     std::optional<std::string> session_id_;
+    std::vector<std::string> www_authenticate_;
     std::string body_;
     std::size_t max_whole_body_ = static_cast<std::size_t>(-1);
 };

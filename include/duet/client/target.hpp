@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +23,8 @@
 #include <vector>
 
 namespace duet::client {
+
+class http_authorization;
 
 /// A child's environment: NAME and VALUE pairs, in order.
 using environment = std::vector<std::pair<std::string, std::string>>;
@@ -57,6 +60,9 @@ struct http_target {
     std::vector<std::pair<std::string, std::string>> headers;
     /// What `https://` trusts and presents; not read for `http://`.
     tls::client_config tls;
+    /// Gives every request its `Authorization` field and handles the server's 401 and 403 answers
+    /// (duet/auth/oauth.hpp); none: the `headers` above are all the client sends.
+    std::shared_ptr<http_authorization> authorization;
 };
 
 using server_target = std::variant<stdio_target, http_target>;

@@ -1,0 +1,142 @@
+#include "grants.hpp"
+
+#include <duet/auth/pkce.hpp>
+#include <duet/auth/scopes.hpp>
+
+#include "client_assertion.hpp"
+
+namespace duet::auth::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+client::error refused(std::string const& why) {
+    return client::make_error(client::errc::auth_required, why);
+}
+
+} // namespace
+
+std::string authorization_url(authorization_context const& ctx, client_auth const& identity,
+                              std::string const& redirect_uri, std::string const& state,
+                              std::string const& code_challenge,
+                              std::optional<std::vector<std::string>> const& scopes) {
+    form query{{"response_type", "code"},          {"client_id", identity.client_id},
+               {"redirect_uri", redirect_uri},     {"state", state},
+               {"code_challenge", code_challenge}, {"code_challenge_method", "S256"},
+               {"resource", ctx.resource}};
+    if (scopes && !scopes->empty())
+        query.emplace_back("scope", join_scopes(*scopes));
+    auto const& endpoint = ctx.server.authorization_endpoint;
+    return endpoint + (endpoint.find('?') == std::string::npos ? "?" : "&") + form_encode(query);
+}
+
+client::result<std::string> read_redirect(std::string const& redirect, std::string const& state,
+                                          server_metadata const& as) {
+    if (auto error = query_value(redirect, "error")) {
+        auto description = query_value(redirect, "error_description");
+        return refused("the authorization server refused: " + *error +
+                       (description ? " (" + *description + ")" : std::string()));
+    }
+    bool several = false;
+    auto const returned_state = query_value(redirect, "state", &several);
+    if (!returned_state || several || *returned_state != state)
+        return refused("the authorization redirect does not carry this request's state: not using its code");
+    auto const code = query_value(redirect, "code", &several);
+    if (!code || code->empty() || several)
+        return refused("the authorization redirect carries no code");
+    // RFC 9207: an `iss` must name the server the request went to, byte for byte; one that advertises it
+    // must send it. A mismatch is a mix-up attack, and the code goes nowhere.
+    auto const iss = query_value(redirect, "iss", &several);
+    if (iss && (several || *iss != as.issuer))
+        return refused("the authorization redirect comes from the issuer " + *iss + ", not " + as.issuer +
+                       ": not using its code");
+    if (!iss && as.authorization_response_iss_parameter_supported)
+        return refused("the authorization server " + as.issuer +
+                       " promises an iss parameter and the redirect has none: not using its code");
+    return *code;
+}
+
+asio::awaitable<client::result<token_set>>
+async_authorization_code(fetcher const& f, oauth_options const& options, authorization_context const& ctx,
+                         client_auth const& identity, std::optional<std::vector<std::string>> const& scopes) {
+    if (!options.user)
+        co_return refused("the server " + ctx.resource +
+                          " needs an authorization, and there is no user to give it");
+    if (ctx.server.authorization_endpoint.empty())
+        co_return refused("the authorization server " + ctx.issuer + " has no authorization endpoint");
+    auto proof = make_pkce();
+    if (!proof)
+        co_return proof.error();
+    auto state = random_url_token();
+    if (!state)
+        co_return state.error();
+    auto const url = authorization_url(ctx, identity, options.redirect_uri, *state, proof->challenge, scopes);
+    auto redirect = co_await options.user(url);
+    if (!redirect)
+        co_return redirect.error();
+    auto code = read_redirect(*redirect, *state, ctx.server);
+    if (!code)
+        co_return code.error();
+    form grant{{"grant_type", "authorization_code"},
+               {"code", *code},
+               {"redirect_uri", options.redirect_uri},
+               {"code_verifier", proof->verifier},
+               {"resource", ctx.resource}};
+    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
+    auto answer = co_await f.async_send(std::move(request));
+    if (!answer)
+        co_return answer.error();
+    auto const requested = scopes.value_or(std::vector<std::string>{});
+    co_return read_token_response(*answer, ctx.issuer, ctx.resource, requested,
+                                  std::chrono::system_clock::now());
+}
+
+asio::awaitable<client::result<token_set>> async_refresh(fetcher const& f, authorization_context const& ctx,
+                                                         client_auth const& identity, token_set const& held) {
+    form grant{
+        {"grant_type", "refresh_token"}, {"refresh_token", held.refresh_token}, {"resource", ctx.resource}};
+    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
+    auto answer = co_await f.async_send(std::move(request));
+    if (!answer)
+        co_return answer.error();
+    auto tokens =
+        read_token_response(*answer, ctx.issuer, ctx.resource, held.scopes, std::chrono::system_clock::now());
+    // A server that does not rotate refresh tokens sends none back (RFC 6749 §6): the old one still holds.
+    if (tokens && tokens->refresh_token.empty())
+        tokens->refresh_token = held.refresh_token;
+    co_return tokens;
+}
+
+asio::awaitable<client::result<token_set>>
+async_client_credentials(fetcher const& f, authorization_context const& ctx,
+                         machine_credentials const& machine,
+                         std::optional<std::vector<std::string>> const& scopes) {
+    client_auth identity;
+    identity.client_id = machine.client_id;
+    if (!machine.private_key_pem.empty()) {
+        // RFC 7523 §3: the audience is the authorization server, named by its issuer identifier.
+        auto assertion =
+            sign_client_assertion(machine.private_key_pem, machine.signing_algorithm, machine.client_id,
+                                  ctx.server.issuer, std::chrono::system_clock::now());
+        if (!assertion)
+            co_return assertion.error();
+        identity.method = "private_key_jwt";
+        identity.assertion = std::move(*assertion);
+    } else {
+        identity.client_secret = machine.client_secret;
+        identity.method = choose_auth_method(ctx.server, true);
+    }
+    form grant{{"grant_type", "client_credentials"}, {"resource", ctx.resource}};
+    if (scopes && !scopes->empty())
+        grant.emplace_back("scope", join_scopes(*scopes));
+    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
+    auto answer = co_await f.async_send(std::move(request));
+    if (!answer)
+        co_return answer.error();
+    auto const requested = scopes.value_or(std::vector<std::string>{});
+    co_return read_token_response(*answer, ctx.issuer, ctx.resource, requested,
+                                  std::chrono::system_clock::now());
+}
+
+} // namespace duet::auth::detail
