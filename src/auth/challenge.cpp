@@ -66,8 +66,8 @@ private:
     std::size_t pos_ = 0;
 };
 
-// Whether a parameter (`token BWS "="`, not a token68's trailing '=') starts here. Leaves the reader where
-// it was.
+// Whether a parameter (`token BWS "=" BWS value`) starts here, rather than a token68 whose padding is one or
+// more '=' (`YWI=`, `abc==`): a parameter's '=' is followed by its value. Leaves the reader where it was.
 bool param_ahead(reader& r) {
     auto const start = r.pos();
     bool const named = !r.token().empty();
@@ -77,7 +77,7 @@ bool param_ahead(reader& r) {
     if (named && equals) {
         r.seek(r.pos() + 1);
         r.skip_ows();
-        param = r.peek() != '=';
+        param = r.peek() == '"' || (!r.done() && is_tchar(r.peek()));
     }
     r.seek(start);
     return param;

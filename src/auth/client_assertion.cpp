@@ -12,6 +12,7 @@
 #include <openssl/rsa.h>
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace duet::auth::detail {
@@ -35,17 +36,18 @@ struct algorithm_facts {
     int key_type;
     std::size_t ec_half; ///< ECDSA: the bytes of r and of s in the JOSE form; 0 for RSA
     bool pss;
+    std::string_view curve; ///< ECDSA: the one curve RFC 7518 §3.4 allows (OpenSSL's name); empty for RSA
 };
 
 std::optional<algorithm_facts> facts_of(std::string const& alg) {
     if (alg == "ES256")
-        return algorithm_facts{EVP_sha256(), EVP_PKEY_EC, 32, false};
+        return algorithm_facts{EVP_sha256(), EVP_PKEY_EC, 32, false, "prime256v1"};
     if (alg == "ES384")
-        return algorithm_facts{EVP_sha384(), EVP_PKEY_EC, 48, false};
+        return algorithm_facts{EVP_sha384(), EVP_PKEY_EC, 48, false, "secp384r1"};
     if (alg == "RS256")
-        return algorithm_facts{EVP_sha256(), EVP_PKEY_RSA, 0, false};
+        return algorithm_facts{EVP_sha256(), EVP_PKEY_RSA, 0, false, {}};
     if (alg == "PS256")
-        return algorithm_facts{EVP_sha256(), EVP_PKEY_RSA, 0, true};
+        return algorithm_facts{EVP_sha256(), EVP_PKEY_RSA, 0, true, {}};
     return std::nullopt;
 }
 
@@ -80,6 +82,11 @@ client::result<std::string> sign_client_assertion(std::string const& private_key
         return failure("the private key is not a PEM private key");
     if (EVP_PKEY_get_base_id(key.get()) != facts->key_type)
         return failure("the private key does not suit " + algorithm);
+    if (!facts->curve.empty()) {
+        char group[64] = {};
+        if (EVP_PKEY_get_group_name(key.get(), group, sizeof group, nullptr) != 1 || group != facts->curve)
+            return failure("the private key's curve does not suit " + algorithm);
+    }
 
     auto jti = random_url_token(16);
     if (!jti)

@@ -7,6 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
+
 namespace duet::auth::detail {
 
 namespace json = boost::json;
@@ -95,7 +97,9 @@ client::result<token_set> read_token_response(http_response const& answer, std::
     if (auto const* refresh = o->if_contains("refresh_token"); refresh && refresh->is_string())
         t.refresh_token = std::string(refresh->get_string());
     if (auto const* expires = o->if_contains("expires_in"); expires && expires->is_number()) {
-        auto const seconds = expires->to_number<double>();
+        // A century is as good as forever here; a longer lifetime would overflow the clock's nanoseconds.
+        constexpr double longest = 100.0 * 365 * 24 * 60 * 60;
+        auto const seconds = std::min(expires->to_number<double>(), longest);
         if (seconds > 0)
             t.expires_at = now + std::chrono::seconds(static_cast<long long>(seconds));
     }
