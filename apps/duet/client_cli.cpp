@@ -4,6 +4,7 @@
 
 #include <duet/client/elicitation_form.hpp>
 #include <duet/jsonrpc/json_text.hpp>
+#include <duet/protocol/header_codec.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -160,6 +161,7 @@ int run_command(command_kind kind, client_cli_options o) {
     };
     options.log_level = "info";
 
+    asio::io_context io;
     client::server_target target;
     std::vector<std::string> args = o.words;
     if (!o.command.empty()) {
@@ -180,6 +182,17 @@ int run_command(command_kind kind, client_cli_options o) {
             t.headers.emplace_back(h.substr(0, colon), value);
         }
         t.tls = o.tls;
+        // OAuth unless the caller brought its own credentials.
+        bool const own_authorization = std::any_of(t.headers.begin(), t.headers.end(), [](auto const& h) {
+            return protocol::iequals(h.first, "Authorization");
+        });
+        if (!own_authorization) {
+            auto provider =
+                make_cli_authorization(io.get_executor(), *url, o.auth, o.tls, user_presence::terminal_only);
+            if (!provider)
+                return report(provider.error());
+            t.authorization = *provider;
+        }
         target = std::move(t);
         args.erase(url);
     } else {
@@ -189,7 +202,6 @@ int run_command(command_kind kind, client_cli_options o) {
         return exit_code::usage;
     }
 
-    asio::io_context io;
     auto state = std::make_shared<run_state>();
     auto signals = std::make_shared<asio::signal_set>(io, SIGINT, SIGTERM);
     asio::co_spawn(io, on_signal(signals, state), asio::detached);
@@ -235,7 +247,10 @@ int report(client::error const& e) {
             hint = " (the server wants a client certificate: --client-cert FILE --client-key FILE)";
         break;
     case errc::auth_required:
-        hint = " (pass credentials with --header \"Authorization: Bearer TOKEN\")";
+        if (e.message.find("no user to give it") != std::string::npos)
+            hint = " (run `duet login URL` at a terminal first)";
+        else if (e.message.starts_with("the server requires authorization"))
+            hint = " (run `duet login URL`, or pass --header \"Authorization: Bearer TOKEN\")";
         break;
     case errc::timeout:
         hint = " (raise --timeout if the server is just slow)";
@@ -363,6 +378,7 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
         sub->add_option("--timeout", o->timeout_seconds, "Seconds to wait for each answer (default 60)");
         sub->add_option("-H,--header", o->headers, "An HTTP header for every request, \"Name: value\"");
         add_tls_client_options(*sub, o->tls);
+        add_auth_options(*sub, o->auth);
         sub->add_option("args", o->words,
                         "[URL] then the command's arguments; or the server command after --");
         sub->footer(

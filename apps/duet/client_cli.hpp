@@ -12,6 +12,8 @@
 
 #include <duet/client/client.hpp>
 
+#include "cli_auth.hpp"
+
 #include <boost/asio/awaitable.hpp>
 
 #include <CLI/CLI.hpp>
@@ -44,6 +46,7 @@ struct client_cli_options {
     double timeout_seconds = 60;
     std::vector<std::string> headers; ///< "Name: value"
     tls::client_config tls;           ///< https: --cacert, --client-cert/--client-key, --insecure
+    auth_cli_options auth; ///< OAuth: --client-id, --client-secret-file, --client-metadata-url, --scope
     std::vector<std::string> words;   ///< positionals: [URL] then the command's own arguments
     std::vector<std::string> command; ///< after `--`: the stdio server to spawn
 };

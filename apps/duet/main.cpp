@@ -13,6 +13,7 @@
 #include <duet/transport/stdio.hpp>
 
 #include "client_cli.hpp"
+#include "cmd_auth.hpp"
 #include "cmd_gateway.hpp"
 #include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     auto run_client = duet::apps::add_client_commands(app, server_command);
     auto run_gateway = duet::apps::add_gateway_command(app);
+    auto run_auth = duet::apps::add_auth_commands(app);
 
     auto* versions = app.add_subcommand("versions", "List the MCP protocol versions and their eras");
 
@@ -76,6 +78,8 @@ int main(int argc, char** argv) {
     if (versions->parsed())
         return print_versions();
     if (int const code = run_gateway(); code >= 0)
+        return code;
+    if (int const code = run_auth(); code >= 0)
         return code;
     if (!serve->parsed()) {
         int const code = run_client();

@@ -46,7 +46,8 @@ client::result<client_registration> read_registration(http_response const& answe
         r.token_endpoint_auth_method = "none";
     if (auto const* expires = o->if_contains("client_secret_expires_at"); expires && expires->is_number()) {
         auto const at = expires->to_number<double>();
-        if (at > 0) // 0: never (RFC 7591 §3.2.1)
+        // 0 means never (RFC 7591 §3.2.1); so does a time past what the clock can hold (year 2262).
+        if (at > 0 && at < 9.0e9)
             r.secret_expires_at =
                 std::chrono::system_clock::time_point(std::chrono::seconds(static_cast<long long>(at)));
     }

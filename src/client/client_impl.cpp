@@ -539,6 +539,13 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
         m);
 }
 
+void client::impl::on_authorizing(jsonrpc::request_id const& id, bool underway) {
+    if (auto const it = pending_.find(id); it != pending_.end()) {
+        it->second->authorizing = underway;
+        it->second->restart_wait();
+    }
+}
+
 void client::impl::on_request_failed(jsonrpc::request_id const& id, error e) {
     // A legacy session the server forgot (HTTP 404) refuses every request alike: the connection is over, and
     // its owner begins a new session (MCP's rule for a 404 on a session).

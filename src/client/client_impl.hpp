@@ -42,6 +42,7 @@ public:
     // ---- transport_sink ----
     void on_message(jsonrpc::message m, unsigned http_status, jsonrpc::request_id const* related) override;
     void on_request_failed(jsonrpc::request_id const& id, error e) override;
+    void on_authorizing(jsonrpc::request_id const& id, bool underway) override;
     void on_closed(error e) override;
 
     /// An answer: the result object, or why there is none. `http_status` of the answer is kept for probing.
@@ -93,11 +94,13 @@ public:
         bool cancelled = false;
         std::chrono::milliseconds timeout{0};                  ///< 0: none
         clock::time_point limit_at = clock::time_point::max(); ///< client_options::request_time_limit
-        int questions_open = 0; ///< legacy questions of the server being answered (the wait stops)
+        int questions_open = 0;   ///< legacy questions of the server being answered (the wait stops)
+        bool authorizing = false; ///< the user is authorizing this client (the wait stops too)
 
         /// The wait for an answer starts again now (sent, progress, a question answered), up to limit_at.
         void restart_wait() {
-            if (questions_open > 0 || timeout.count() <= 0 || clock::now() + timeout >= limit_at)
+            if (questions_open > 0 || authorizing || timeout.count() <= 0 ||
+                clock::now() + timeout >= limit_at)
                 timer.expires_at(limit_at);
             else
                 timer.expires_after(timeout);

@@ -393,6 +393,10 @@ private:
         if (auto sink = sink_.lock())
             sink->on_message(std::move(m), status, related ? &*related : nullptr);
     }
+    void tell_authorizing(std::optional<jsonrpc::request_id> const& id, bool underway) {
+        if (auto sink = sink_.lock(); sink && id)
+            sink->on_authorizing(*id, underway);
+    }
     void fail(jsonrpc::request_id const& id, error e) {
         if (auto sink = sink_.lock())
             sink->on_request_failed(id, std::move(e));
@@ -507,8 +511,10 @@ private:
             auto waiting = std::make_shared<exchange>(self->ex_);
             if (id)
                 self->open_[*id] = waiting;
+            self->tell_authorizing(id, true);
             auto again = co_await authorization->async_refused(refused->status, refused->www_authenticate,
                                                                refused->sent);
+            self->tell_authorizing(id, false);
             self->forget(waiting, id);
             if (waiting->abandoned || self->closed_)
                 co_return;
@@ -664,6 +670,7 @@ private:
                                             std::string last_event_id, std::chrono::milliseconds delay) {
         asio::steady_timer timer(self->ex_);
         int refusals = 0;
+        int unreachable = 0; ///< connections refused in a row
         for (int attempt = 0; !self->closed_; ++attempt) {
             if (delay.count() > 0) {
                 timer.expires_after(delay);
@@ -711,7 +718,8 @@ private:
                 // Asked again with what the provider then holds; the answer's body is not needed.
                 x->expire();
                 auto const challenges = parser.www_authenticate();
-                auto again = co_await self->target_.authorization->async_refused(status, challenges, credentials);
+                auto again =
+                    co_await self->target_.authorization->async_refused(status, challenges, credentials);
                 if (x->abandoned || self->closed_) {
                     self->forget(x, awaited);
                     co_return;
@@ -723,6 +731,19 @@ private:
                 }
             }
             bool const sse = !ec && parser.content_type().starts_with("text/event-stream");
+            if (ec && ++unreachable <= max_resumptions) {
+                // The server is away (restarting, say): try again, waiting longer each time.
+                self->forget(x, awaited);
+                delay = std::max(delay * 2, default_reconnect);
+                continue;
+            }
+            if (ec && !awaited) {
+                // Gone for good: the connection is over for its owner, as when the session is forgotten.
+                self->forget(x, awaited);
+                if (auto sink = self->sink_.lock())
+                    sink->on_closed(connect_error(self->target_.url, ec, *x));
+                co_return;
+            }
             if (ec || status != 200 || !sse) {
                 // No stream offered (405) or none for us: the standalone stream is optional; a resumption
                 // that cannot happen loses its request.
@@ -737,6 +758,7 @@ private:
                         sink->on_closed(status_error(status, parser.reason(), true));
                 co_return;
             }
+            unreachable = 0;
             auto outcome = co_await self->async_read_sse(x, parser, 0, awaited, false);
             self->forget(x, awaited);
             if (awaited && outcome.answered)

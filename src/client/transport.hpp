@@ -37,6 +37,9 @@ public:
     /// The request `id` will get no answer through this transport (HTTP error without a JSON-RPC body, a
     /// stream that ended without the response and cannot be resumed, a refused connection).
     virtual void on_request_failed(jsonrpc::request_id const& id, error e) = 0;
+    /// The request `id` waits while the client is authorized (underway), or goes on (not): a person may take
+    /// minutes in a browser, which is no reason for the request to time out.
+    virtual void on_authorizing(jsonrpc::request_id const& id, bool underway) = 0;
     /// The connection is gone (stdio: the child closed its stdout).
     virtual void on_closed(error e) = 0;
 };
