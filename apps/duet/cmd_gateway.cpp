@@ -9,6 +9,7 @@
 
 #include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
+#include "upstream_auth.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -56,6 +57,7 @@ struct gateway_cli {
     std::size_t max_parked_calls = 256;
     std::size_t max_upstream_children = 64;
     std::string over_children = "share";
+    upstream_auth_flags upstream_auth;
 };
 
 // "stdio:COMMAND ARGS..." split on blanks; single or double quotes keep blanks inside one argument.
@@ -113,20 +115,6 @@ std::optional<client::server_target> parse_upstream(std::string const& text, std
         return std::nullopt;
     }
     return client::http_target{text, {}};
-}
-
-// A per-upstream flag's value: "NAME=FILE" for the upstream NAME, a bare FILE for every one (the named one
-// wins). An '=' after a '/' belongs to a path, not to a name.
-struct per_upstream_value {
-    std::string name; ///< empty: every upstream
-    std::string value;
-};
-
-per_upstream_value split_per_upstream(std::string const& given) {
-    auto const eq = given.find('=');
-    if (eq != std::string::npos && eq > 0 && given.find('/') > eq)
-        return {given.substr(0, eq), given.substr(eq + 1)};
-    return {{}, given};
 }
 
 // One --upstream: `NAME=SPEC` (served at /mcp/NAME) or a bare SPEC.
@@ -315,6 +303,13 @@ int run_gateway(gateway_cli const& cli) {
     bool const one_thread = transport::io_threads_for(cli.http) == 1;
     asio::any_io_executor const upstream_ex =
         one_thread ? asio::any_io_executor(io.get_executor()) : asio::any_io_executor(asio::make_strand(io));
+    std::vector<upstream_ref> refs;
+    for (auto& u : *upstreams)
+        refs.push_back({&u.name, &u.target});
+    if (auto bad = apply_upstream_auth(cli.upstream_auth, refs, upstream_ex)) {
+        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
+        return 2;
+    }
     std::vector<served_upstream> served;
     auto stop_upstreams = [&] {
         for (auto& s : served) {
@@ -342,9 +337,16 @@ int run_gateway(gateway_cli const& cli) {
             io, asio::co_spawn(upstream_ex, gateway::upstream_backend::async_create(std::move(options)),
                                asio::use_future));
         if (!created) {
-            std::fprintf(stderr, "duet gateway: cannot reach the upstream %s%s: %s\n",
+            // An upstream that wants an authorization the gateway cannot give: a person logs in first.
+            auto const* http = std::get_if<client::http_target>(&u.target);
+            auto const hint = created.error().code == client::errc::auth_required && http
+                                  ? " (run `duet login " + http->url +
+                                        "` first, or give --upstream-client-id or "
+                                        "--upstream-header)"
+                                  : std::string();
+            std::fprintf(stderr, "duet gateway: cannot reach the upstream %s%s: %s%s\n",
                          u.name.empty() ? "" : (u.name + " = ").c_str(), client::describe(u.target).c_str(),
-                         created.error().to_string().c_str());
+                         created.error().to_string().c_str(), hint.c_str());
             stop_upstreams();
             return 3;
         }
@@ -434,6 +436,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
         "--upstream-env", cli->upstream_env,
         "stdio upstreams: NAME passes the gateway's value of NAME to their children, NAME=VALUE sets "
         "it; repeatable. Children get only these and HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG");
+    add_upstream_auth_flags(*cmd, cli->upstream_auth);
     cmd->add_option("--max-upstream-message", cli->max_upstream_message,
                     "The largest message an upstream may send, in bytes (16MiB, 1M...); a larger one fails "
                     "its call and its connection is replaced (default 16MiB)")

@@ -77,6 +77,8 @@ json::object to_json(token_set const& t) {
         {"token_type", t.token_type}, {"refresh_token", t.refresh_token}, {"scopes", std::move(scopes)}};
     if (t.expires_at)
         o["expires_at"] = seconds_of(*t.expires_at);
+    if (!t.client_id.empty())
+        o["client_id"] = t.client_id;
     return o;
 }
 
@@ -125,6 +127,11 @@ std::optional<token_set> token_from(json::value const& v) {
         return std::nullopt;
     bool ok = true;
     t.expires_at = read_time(*o, "expires_at", ok);
+    if (auto const* id = o->if_contains("client_id")) {
+        if (!id->is_string())
+            return std::nullopt;
+        t.client_id = std::string(id->get_string());
+    }
     auto const* scopes = o->if_contains("scopes");
     if (!ok || !scopes || !scopes->is_array())
         return std::nullopt;

@@ -15,6 +15,12 @@ client::error refused(std::string const& why) {
     return client::make_error(client::errc::auth_required, why);
 }
 
+client::result<token_set> granted_to(client_auth const& identity, client::result<token_set> tokens) {
+    if (tokens)
+        tokens->client_id = identity.client_id;
+    return tokens;
+}
+
 } // namespace
 
 std::string authorization_url(authorization_context const& ctx, client_auth const& identity,
@@ -27,6 +33,11 @@ std::string authorization_url(authorization_context const& ctx, client_auth cons
                {"resource", ctx.resource}};
     if (scopes && !scopes->empty())
         query.emplace_back("scope", join_scopes(*scopes));
+    // OpenID Connect Core §11 grants offline_access only with prompt=consent, and its providers drop the
+    // scope silently without it: no refresh token. An OAuth server ignores a parameter it does not know (RFC
+    // 6749 §3.1).
+    if (scopes && covers(*scopes, std::vector<std::string>{"offline_access"}))
+        query.emplace_back("prompt", "consent");
     auto const& endpoint = ctx.server.authorization_endpoint;
     return endpoint + (endpoint.find('?') == std::string::npos ? "?" : "&") + form_encode(query);
 }
@@ -88,8 +99,8 @@ async_authorization_code(fetcher const& f, oauth_options const& options, authori
     if (!answer)
         co_return answer.error();
     auto const requested = scopes.value_or(std::vector<std::string>{});
-    co_return read_token_response(*answer, ctx.issuer, ctx.resource, requested,
-                                  std::chrono::system_clock::now());
+    co_return granted_to(identity, read_token_response(*answer, ctx.issuer, ctx.resource, requested,
+                                                       std::chrono::system_clock::now()));
 }
 
 asio::awaitable<client::result<token_set>> async_refresh(fetcher const& f, authorization_context const& ctx,
@@ -105,7 +116,7 @@ asio::awaitable<client::result<token_set>> async_refresh(fetcher const& f, autho
     // A server that does not rotate refresh tokens sends none back (RFC 6749 §6): the old one still holds.
     if (tokens && tokens->refresh_token.empty())
         tokens->refresh_token = held.refresh_token;
-    co_return tokens;
+    co_return granted_to(identity, std::move(tokens));
 }
 
 asio::awaitable<client::result<token_set>>
@@ -135,8 +146,8 @@ async_client_credentials(fetcher const& f, authorization_context const& ctx,
     if (!answer)
         co_return answer.error();
     auto const requested = scopes.value_or(std::vector<std::string>{});
-    co_return read_token_response(*answer, ctx.issuer, ctx.resource, requested,
-                                  std::chrono::system_clock::now());
+    co_return granted_to(identity, read_token_response(*answer, ctx.issuer, ctx.resource, requested,
+                                                       std::chrono::system_clock::now()));
 }
 
 } // namespace duet::auth::detail

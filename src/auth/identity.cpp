@@ -86,6 +86,24 @@ std::string registration_body(oauth_options const& options, server_metadata cons
     return jsonrpc::to_json_text(body);
 }
 
+client::result<client_auth> refresh_identity(oauth_options const& options, credential_store& store,
+                                             authorization_context const& ctx, token_set const& held) {
+    for (auto const& r : options.preregistered)
+        if ((r.issuer.empty() || r.issuer == ctx.issuer) &&
+            (held.client_id.empty() || r.client_id == held.client_id))
+            return client_auth{
+                r.client_id, r.client_secret, choose_auth_method(ctx.server, !r.client_secret.empty()), {}};
+    auto kept = store.load_registration(ctx.issuer);
+    if (!kept)
+        return kept.error();
+    if (*kept && (held.client_id.empty() || (*kept)->client_id == held.client_id))
+        return auth_of(**kept);
+    if (held.client_id.empty())
+        return client::make_error(client::errc::auth_required,
+                                  "no client credentials for " + ctx.issuer + " to refresh the token with");
+    return client_auth{held.client_id, {}, "none", {}};
+}
+
 asio::awaitable<client::result<client_auth>> async_identify(fetcher const& f, oauth_options const& options,
                                                             credential_store& store,
                                                             authorization_context const& ctx) {

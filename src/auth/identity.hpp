@@ -18,6 +18,13 @@ namespace duet::auth::detail {
 async_identify(fetcher const& f, oauth_options const& options, credential_store& store,
                authorization_context const& ctx);
 
+/// Who asks for a refresh of `held`: the client it was granted to, with that client's credentials (registered
+/// beforehand or kept from its registration), else as a public client (a metadata document URL, say).
+[[nodiscard]] client::result<client_auth> refresh_identity(oauth_options const& options,
+                                                           credential_store& store,
+                                                           authorization_context const& ctx,
+                                                           token_set const& held);
+
 /// The body of a dynamic registration request (RFC 7591 §2, with the spec's `application_type`).
 [[nodiscard]] std::string registration_body(oauth_options const& options, server_metadata const& as,
                                             std::string const& auth_method);

@@ -25,6 +25,7 @@ struct token_set {
     std::string refresh_token; ///< empty: none was granted
     std::optional<std::chrono::system_clock::time_point> expires_at;
     std::vector<std::string> scopes; ///< as granted (or as requested, when the answer named none)
+    std::string client_id;           ///< the client they were granted to: a refresh comes from it alone
 
     /// Whether it expires within `margin` of `now` (never, without an expiry).
     [[nodiscard]] bool expires_within(
