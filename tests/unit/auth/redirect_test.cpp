@@ -213,6 +213,19 @@ TEST(Redirect, AuthorizationUrlOmitsScopeWhenThereIsNone) {
     EXPECT_EQ(only_value(empty, "response_type"), "code");
 }
 
+// OpenID providers (oidc-provider among them) drop offline_access without prompt=consent, and with it the
+// refresh token; without offline_access nothing prompts the user again.
+TEST(Redirect, AuthorizationUrlAsksForConsentOnlyWithOfflineAccess) {
+    auto const ctx = redirect_context("https://auth.example/authorize", "https://mcp.example/mcp");
+    auto const offline = authorization_url(ctx, public_client("c"), cb, this_state, "ch",
+                                           std::vector<std::string>{"mcp:tools", "offline_access"});
+    EXPECT_EQ(only_value(offline, "prompt"), "consent");
+    EXPECT_EQ(only_value(offline, "scope"), "mcp:tools offline_access");
+    auto const online = authorization_url(ctx, public_client("c"), cb, this_state, "ch",
+                                          std::vector<std::string>{"mcp:tools"});
+    EXPECT_EQ(query_value(online, "prompt"), std::nullopt) << online;
+}
+
 // RFC 3986 §3.4: an endpoint that has a query already gets the parameters after '&'.
 TEST(Redirect, AuthorizationUrlExtendsAnEndpointsQuery) {
     auto const ctx = redirect_context("https://auth.example/authorize?tenant=a", "https://mcp.example/mcp");
