@@ -15,10 +15,19 @@ client::error refused(std::string const& why) {
     return client::make_error(client::errc::auth_required, why);
 }
 
-client::result<token_set> granted_to(client_auth const& identity, client::result<token_set> tokens) {
+// Sends a grant to the token endpoint; the tokens it answers with, granted to `identity`.
+asio::awaitable<client::result<token_set>> async_grant(fetcher const& f, authorization_context const& ctx,
+                                                       form grant, client_auth const& identity,
+                                                       std::vector<std::string> const& requested) {
+    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
+    auto answer = co_await f.async_send(std::move(request));
+    if (!answer)
+        co_return answer.error();
+    auto tokens =
+        read_token_response(*answer, ctx.issuer, ctx.resource, requested, std::chrono::system_clock::now());
     if (tokens)
         tokens->client_id = identity.client_id;
-    return tokens;
+    co_return tokens;
 }
 
 } // namespace
@@ -94,29 +103,19 @@ async_authorization_code(fetcher const& f, oauth_options const& options, authori
                {"redirect_uri", options.redirect_uri},
                {"code_verifier", proof->verifier},
                {"resource", ctx.resource}};
-    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
-    auto answer = co_await f.async_send(std::move(request));
-    if (!answer)
-        co_return answer.error();
     auto const requested = scopes.value_or(std::vector<std::string>{});
-    co_return granted_to(identity, read_token_response(*answer, ctx.issuer, ctx.resource, requested,
-                                                       std::chrono::system_clock::now()));
+    co_return co_await async_grant(f, ctx, std::move(grant), identity, requested);
 }
 
 asio::awaitable<client::result<token_set>> async_refresh(fetcher const& f, authorization_context const& ctx,
                                                          client_auth const& identity, token_set const& held) {
     form grant{
         {"grant_type", "refresh_token"}, {"refresh_token", held.refresh_token}, {"resource", ctx.resource}};
-    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
-    auto answer = co_await f.async_send(std::move(request));
-    if (!answer)
-        co_return answer.error();
-    auto tokens =
-        read_token_response(*answer, ctx.issuer, ctx.resource, held.scopes, std::chrono::system_clock::now());
+    auto tokens = co_await async_grant(f, ctx, std::move(grant), identity, held.scopes);
     // A server that does not rotate refresh tokens sends none back (RFC 6749 §6): the old one still holds.
     if (tokens && tokens->refresh_token.empty())
         tokens->refresh_token = held.refresh_token;
-    co_return granted_to(identity, std::move(tokens));
+    co_return tokens;
 }
 
 asio::awaitable<client::result<token_set>>
@@ -141,13 +140,8 @@ async_client_credentials(fetcher const& f, authorization_context const& ctx,
     form grant{{"grant_type", "client_credentials"}, {"resource", ctx.resource}};
     if (scopes && !scopes->empty())
         grant.emplace_back("scope", join_scopes(*scopes));
-    auto request = token_request(ctx.server.token_endpoint, std::move(grant), identity);
-    auto answer = co_await f.async_send(std::move(request));
-    if (!answer)
-        co_return answer.error();
     auto const requested = scopes.value_or(std::vector<std::string>{});
-    co_return granted_to(identity, read_token_response(*answer, ctx.issuer, ctx.resource, requested,
-                                                       std::chrono::system_clock::now()));
+    co_return co_await async_grant(f, ctx, std::move(grant), identity, requested);
 }
 
 } // namespace duet::auth::detail

@@ -93,6 +93,24 @@ struct oauth_authorization::state {
         co_return co_await detail::async_authorization_code(fetch, options, ctx, *identity, scopes);
     }
 
+    // Discovery afresh (the server may have moved to another authorization server since: SEP-2352), the
+    // tokens held dropped, new ones obtained and kept.
+    awaitable<client::result<void>> async_authorize_anew(challenge const* bearer) {
+        auto found = co_await detail::async_discover(fetch, url, bearer);
+        if (!found)
+            co_return found.error();
+        context = std::move(*found);
+        if (tokens)
+            if (auto dropped = drop(); !dropped)
+                co_return dropped.error();
+        auto const where = *context;
+        auto scopes = first_scopes(bearer, where);
+        auto granted = co_await async_obtain(where, scopes);
+        if (!granted)
+            co_return granted.error();
+        co_return keep(std::move(*granted));
+    }
+
     // A refreshed token, or nullopt when there is no refresh token or the server refused it.
     awaitable<std::optional<token_set>> async_try_refresh() {
         if (!tokens || tokens->refresh_token.empty())
@@ -251,21 +269,9 @@ oauth_authorization::async_refused(unsigned status, std::vector<std::string> con
             co_return true;
         }
     }
-    // Discovered afresh: the server may have moved to another authorization server since (SEP-2352).
-    auto found = co_await detail::async_discover(s.fetch, s.url, bearer);
-    if (!found)
-        co_return found.error();
-    s.context = std::move(*found);
-    if (s.tokens)
-        if (auto dropped = s.drop(); !dropped)
-            co_return dropped.error();
-    auto const context = *s.context;
-    auto scopes = s.first_scopes(bearer, context);
-    auto granted = co_await s.async_obtain(context, scopes);
-    if (!granted)
-        co_return granted.error();
-    if (auto kept = s.keep(std::move(*granted)); !kept)
-        co_return kept.error();
+    auto authorized = co_await s.async_authorize_anew(bearer);
+    if (!authorized)
+        co_return authorized.error();
     co_return true;
 }
 
@@ -276,17 +282,10 @@ awaitable<client::result<token_set>> oauth_authorization::async_login() {
     exclusive held(s);
     if (auto loaded = s.load(); !loaded)
         co_return loaded.error();
-    auto found = co_await detail::async_discover(s.fetch, s.url, nullptr);
-    if (!found)
-        co_return found.error();
-    s.context = std::move(*found);
-    auto const context = *s.context;
-    auto scopes = s.first_scopes(nullptr, context);
-    auto granted = co_await s.async_obtain(context, scopes);
-    if (!granted)
-        co_return granted.error();
-    if (auto kept = s.keep(std::move(*granted)); !kept)
-        co_return kept.error();
+    challenge const* no_challenge = nullptr;
+    auto authorized = co_await s.async_authorize_anew(no_challenge);
+    if (!authorized)
+        co_return authorized.error();
     co_return *s.tokens;
 }
 
