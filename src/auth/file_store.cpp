@@ -79,6 +79,8 @@ json::object to_json(token_set const& t) {
         o["expires_at"] = seconds_of(*t.expires_at);
     if (!t.client_id.empty())
         o["client_id"] = t.client_id;
+    if (t.obtained_at)
+        o["obtained_at"] = seconds_of(*t.obtained_at);
     return o;
 }
 
@@ -127,6 +129,7 @@ std::optional<token_set> token_from(json::value const& v) {
         return std::nullopt;
     bool ok = true;
     t.expires_at = read_time(*o, "expires_at", ok);
+    t.obtained_at = read_time(*o, "obtained_at", ok);
     if (auto const* id = o->if_contains("client_id")) {
         if (!id->is_string())
             return std::nullopt;

@@ -27,9 +27,6 @@ struct oauth_authorization::state {
     detail::fetcher fetch;
     std::optional<token_set> tokens;
     bool loaded = false;
-    /// How close to its expiry a token is refreshed before it is sent: options.refresh_margin, less for
-    /// tokens that live shorter than that (see async_header).
-    std::optional<std::chrono::seconds> short_margin;
     /// Where the last authorization happened: a step-up or a refresh goes to the same server.
     std::optional<detail::authorization_context> context;
     /// One authorization at a time; the others wait for it and then use what it got.
@@ -197,24 +194,19 @@ awaitable<client::result<std::string>> oauth_authorization::async_header() {
     auto& s = *state_;
     if (auto loaded = s.load(); !loaded)
         co_return loaded.error();
-    auto const margin = s.short_margin.value_or(s.options.refresh_margin);
-    if (s.tokens && s.tokens->expires_within(margin) && !s.tokens->refresh_token.empty()) {
+    auto const due = [&s] {
+        return s.tokens && !s.tokens->refresh_token.empty() &&
+               s.tokens->due_for_refresh(s.options.refresh_margin);
+    };
+    if (due()) {
         co_await async_enter(s);
         exclusive held(s);
-        // Another request may have refreshed it while this one waited (and learned its lifetime).
-        auto const now_margin = s.short_margin.value_or(s.options.refresh_margin);
-        if (s.tokens && s.tokens->expires_within(now_margin) && !s.tokens->refresh_token.empty()) {
+        // Another request may have refreshed it while this one waited.
+        if (due()) {
             auto refreshed = co_await s.async_try_refresh();
-            if (refreshed) {
+            if (refreshed)
                 if (auto kept = s.keep(std::move(*refreshed)); !kept)
                     co_return kept.error();
-                // A token that lives shorter than the margin would be refreshed again before every request
-                // (a call is several): such tokens are refreshed at half their lifetime instead.
-                auto const now = std::chrono::system_clock::now();
-                if (s.tokens->expires_at && s.tokens->expires_within(now_margin, now))
-                    s.short_margin =
-                        std::chrono::duration_cast<std::chrono::seconds>((*s.tokens->expires_at - now) / 2);
-            }
         }
     }
     co_return s.header();

@@ -82,6 +82,7 @@ client::result<token_set> read_token_response(http_response const& answer, std::
     if (!o)
         return token_error("answered with no JSON object");
     token_set t;
+    t.obtained_at = now;
     t.issuer = issuer;
     t.resource = resource;
     auto const* access = o->if_contains("access_token");

@@ -24,6 +24,7 @@ struct token_set {
     std::string token_type = "Bearer";
     std::string refresh_token; ///< empty: none was granted
     std::optional<std::chrono::system_clock::time_point> expires_at;
+    std::optional<std::chrono::system_clock::time_point> obtained_at; ///< when the token endpoint answered
     std::vector<std::string> scopes; ///< as granted (or as requested, when the answer named none)
     std::string client_id;           ///< the client they were granted to: a refresh comes from it alone
 
@@ -32,6 +33,19 @@ struct token_set {
         std::chrono::seconds margin,
         std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const noexcept {
         return expires_at && *expires_at <= now + margin;
+    }
+
+    /// Whether to refresh it before it is sent: within `margin` of its expiry, or past half its lifetime when
+    /// it lives shorter than twice `margin` (else a short-lived token is refreshed before every request).
+    [[nodiscard]] bool due_for_refresh(
+        std::chrono::seconds margin,
+        std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const noexcept {
+        if (!expires_at)
+            return false;
+        auto effective = std::chrono::system_clock::duration(margin);
+        if (obtained_at && *expires_at - *obtained_at < 2 * effective)
+            effective = (*expires_at - *obtained_at) / 2;
+        return *expires_at <= now + effective;
     }
 };
 
