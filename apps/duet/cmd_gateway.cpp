@@ -267,6 +267,8 @@ T run_until(asio::io_context& io, std::future<T> done) {
 }
 
 int run_gateway(gateway_cli const& cli) {
+    // First, so that it outlives everything holding its executors (the upstreams' OAuth providers too).
+    asio::io_context io;
     std::string why;
     auto upstreams = parse_upstreams(cli.upstreams, why);
     if (!upstreams) {
@@ -299,7 +301,6 @@ int run_gateway(gateway_cli const& cli) {
     // handler at a time: the io_context itself when one thread serves, else a strand), so a forwarded call
     // stays on the thread that read its request. With a thread of their own every call crossed threads twice,
     // a wake-up each way on a core the upstream may share, and what one thread allocated the other freed.
-    asio::io_context io;
     bool const one_thread = transport::io_threads_for(cli.http) == 1;
     asio::any_io_executor const upstream_ex =
         one_thread ? asio::any_io_executor(io.get_executor()) : asio::any_io_executor(asio::make_strand(io));

@@ -17,7 +17,9 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -381,6 +383,57 @@ TEST(OAuthEndToEnd, ConsentDeniedFailsLoginWithTheServersErrorAndKeepsNoTokens) 
     auto const status = run_duet({"auth", "status", "--json"});
     EXPECT_EQ(status.code, 0) << status.err;
     EXPECT_EQ(status.out, "[]\n");
+}
+
+// At a terminal a command that meets a 401 authorizes by itself: the URL on the terminal, the browser's
+// redirect awaited, then the call goes on. No `duet login` first.
+TEST(OAuthEndToEnd, ACallAtATerminalRunsTheAuthorizationItself) {
+    DUET_SKIP_WITHOUT_OIDC_PROVIDER();
+    oauth_home home;
+    oauth_peers peers(home);
+    auto const& mcp = peers.mcp_server.url();
+    ASSERT_FALSE(mcp.empty());
+
+    int terminal = -1;
+    pid_t const pid = ::forkpty(&terminal, nullptr, nullptr, nullptr);
+    if (pid < 0)
+        GTEST_SKIP() << "this machine gives no pseudo-terminals";
+    if (pid == 0) {
+        ::execl(DUET_BINARY, DUET_BINARY, "call", mcp.c_str(), "whoami", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::string screen;
+    bool authorized = false;
+    std::string const intro = "Open this URL in a browser:";
+    auto const deadline = std::chrono::steady_clock::now() + oauth_wait;
+    while (std::chrono::steady_clock::now() < deadline) {
+        pollfd p{terminal, POLLIN, 0};
+        if (::poll(&p, 1, duet::test::poll_ms_until(deadline)) <= 0)
+            continue;
+        char buffer[1024];
+        auto const n = ::read(terminal, buffer, sizeof buffer);
+        if (n <= 0)
+            break; // the command ended and closed the terminal
+        screen.append(buffer, static_cast<std::size_t>(n));
+        auto const at = screen.find(intro);
+        auto const start = at == std::string::npos ? at : screen.find("http", at);
+        auto const end = start == std::string::npos ? start : screen.find_first_of("\r\n", start);
+        if (!authorized && end != std::string::npos) {
+            authorized = true;
+            auto const url = screen.substr(start, end - start);
+            headless_browser browser;
+            browser.authorize(url, redirect_uri_of(url) + "?");
+        }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(terminal);
+    EXPECT_TRUE(authorized) << "no authorization URL on the terminal:\n" << screen;
+    ASSERT_TRUE(WIFEXITED(status)) << screen;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << screen;
+    EXPECT_NE(screen.find("subject duet-test-user scopes mcp:tools"), std::string::npos) << screen;
+    EXPECT_EQ(log_count(home, "grant authorization_code"), 1u) << duet::test::read_file(home.log_file());
+    EXPECT_EQ(permissions(home.credentials_file()), 0600) << "the tokens are kept for the next command";
 }
 
 } // namespace oauth_e2e
