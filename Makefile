@@ -2,8 +2,9 @@
 SHELL := /bin/bash
 BUILD ?= build
 FUZZ_SECONDS ?= 60
+SOAK_SECONDS ?= 600
 
-.PHONY: run test build bootstrap fuzz bench format format-check clean
+.PHONY: run test build bootstrap fuzz bench soak format format-check clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -34,6 +35,11 @@ fuzz: bootstrap
 # Not part of `make test`: timed figures belong in bench/RESULTS.md, never in a test's verdict.
 bench: bootstrap
 	@scripts/build release && node bench/run.mjs
+
+# Not part of `make test` either: SOAK_SECONDS of mixed traffic against `duet serve` and `duet gateway`, failing
+# when memory grows past its bound after warm-up or descriptors and children do not come back (bench/soak.mjs).
+soak: bootstrap
+	@scripts/build release && SOAK_SECONDS=$(SOAK_SECONDS) node bench/soak.mjs
 
 format:
 	@scripts/cxx-files | xargs clang-format -i
