@@ -54,6 +54,10 @@ std::optional<std::string> decode64(std::string_view in) {
             out += char((acc >> bits) & 0xFF);
         }
     }
+    // One spelling per body: a lone last character, or left-over bits that are not zero, spell bytes some
+    // other text spells too (RFC 4648 §3.5), and a sealed state has exactly one text.
+    if (bits >= 6 || (acc & ((1u << bits) - 1)) != 0)
+        return std::nullopt;
     return out;
 }
 
