@@ -127,6 +127,10 @@ struct token_rejection {
     /// The header's `kid` names no key of the set: the authorization server may have rotated its keys, so a
     /// caller may refetch the JWK Set (rate-limited) and verify again.
     bool unknown_key = false;
+    /// The token could not be checked at all: the server that would say whether it is good (an introspection
+    /// endpoint, RFC 7662) was unreachable, too slow, or answered other than 200 with a JSON object. Not the
+    /// client's fault, so a resource server may answer 503 rather than 401.
+    bool server_unavailable = false;
 };
 [[noreturn]] void throw_exception_from_error(token_rejection const& e, boost::source_location const& loc);
 
