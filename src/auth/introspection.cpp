@@ -4,13 +4,11 @@
 #include <duet/auth/introspection.hpp>
 #include <duet/auth/scopes.hpp>
 #include <duet/client/target.hpp>
-#include <duet/protocol/base64.hpp>
 
 #include "fetch.hpp"
+#include "one_at_a_time.hpp"
+#include "token_endpoint.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -36,8 +34,6 @@ using verify_result = boost::system::result<verified_token, token_rejection>;
 
 namespace {
 
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
 token_rejection refuse(std::string why) {
     return token_rejection{std::move(why), false, false};
 }
@@ -53,17 +49,6 @@ std::string token_digest(std::string const& token) {
     if (EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr) != 1)
         return {};
     return std::string(reinterpret_cast<char const*>(digest), size);
-}
-
-// RFC 6749 §2.3.1 has the id and secret form-encoded before they are joined for Basic.
-std::string basic_credentials(introspection_options const& o) {
-    auto encode = [](std::string const& text) {
-        auto const one = std::pair<std::string, std::string>{text, ""};
-        auto encoded = detail::form_encode(std::span(&one, 1));
-        encoded.pop_back(); // the '=' of an empty value
-        return encoded;
-    };
-    return "Basic " + protocol::base64_encode(encode(o.client_id) + ":" + encode(o.client_secret));
 }
 
 // A NumericDate member (seconds since the epoch, RFC 7519 §2); nullopt when absent, an error when no number.
@@ -146,7 +131,7 @@ struct introspection_verifier::state {
     /// An answer being fetched: the verifications of the same token wait for it.
     struct pending {
         std::optional<boost::system::result<json::object, token_rejection>> outcome;
-        std::vector<std::shared_ptr<asio::steady_timer>> waiting;
+        detail::waiters waiting;
     };
     struct entry {
         json::object answer;
@@ -236,9 +221,7 @@ public:
         auto it = s_->in_flight.find(key_);
         if (it != s_->in_flight.end() && it->second == p_)
             s_->in_flight.erase(it);
-        for (auto& t : p_->waiting)
-            t->cancel();
-        p_->waiting.clear();
+        p_->waiting.wake_all();
     }
 
 private:
@@ -271,7 +254,8 @@ introspection_verifier::introspection_verifier(asio::any_io_executor ex, std::st
     state_->ex = std::move(ex);
     state_->url = std::move(introspection_url);
     state_->options = std::move(options);
-    state_->authorization = basic_credentials(state_->options);
+    state_->authorization =
+        detail::basic_credentials(state_->options.client_id, state_->options.client_secret);
 }
 
 introspection_verifier::~introspection_verifier() = default;
@@ -306,9 +290,7 @@ awaitable<verify_result> introspection_verifier::async_verify(std::string token,
     if (auto it = s.in_flight.find(key); it != s.in_flight.end()) {
         auto shared = it->second;
         while (!shared->outcome) {
-            auto turn = std::make_shared<asio::steady_timer>(s.ex, asio::steady_timer::time_point::max());
-            shared->waiting.push_back(turn);
-            co_await turn->async_wait(tuple_awaitable);
+            co_await shared->waiting.async_wait(s.ex);
         }
         if (!*shared->outcome)
             co_return shared->outcome->error();

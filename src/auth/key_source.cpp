@@ -5,10 +5,7 @@
 #include <duet/protocol/header_codec.hpp>
 
 #include "fetch.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "one_at_a_time.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -25,8 +22,6 @@ using steady = std::chrono::steady_clock;
 using verify_result = boost::system::result<verified_token, token_rejection>;
 
 namespace {
-
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 std::string_view trim(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -79,8 +74,7 @@ struct jwks_key_source::state {
     std::optional<client::error> last_error;
     std::size_t fetches = 0;
     /// One fetch at a time; the others wait for it and then use what it got.
-    bool busy = false;
-    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
+    detail::one_at_a_time slot;
 
     [[nodiscard]] bool fresh() const { return keys && steady::now() < fresh_until; }
     [[nodiscard]] bool may_fetch() const {
@@ -134,36 +128,10 @@ namespace {
 
 using state = jwks_key_source::state;
 
-// Holds the source's one fetch slot until it goes out of scope.
-class exclusive {
-public:
-    explicit exclusive(state& s) : s_(&s) {}
-    exclusive(exclusive const&) = delete;
-    exclusive& operator=(exclusive const&) = delete;
-    ~exclusive() {
-        s_->busy = false;
-        for (auto& t : s_->waiting)
-            t->cancel();
-        s_->waiting.clear();
-    }
-
-private:
-    state* s_;
-};
-
-awaitable<void> async_enter(state& s) {
-    while (s.busy) {
-        auto turn = std::make_shared<asio::steady_timer>(s.ex, asio::steady_timer::time_point::max());
-        s.waiting.push_back(turn);
-        co_await turn->async_wait(tuple_awaitable);
-    }
-    s.busy = true;
-}
-
 // A set newer than generation `seen`: another caller's, or one fetched now if the rate limit allows.
 awaitable<std::optional<jwk_set>> async_newer_than(state& s, std::uint64_t seen) {
-    co_await async_enter(s);
-    exclusive held(s);
+    co_await s.slot.async_enter(s.ex);
+    detail::one_at_a_time::held held(s.slot);
     if (s.keys && s.generation != seen)
         co_return s.keys;
     if (!s.may_fetch())
@@ -211,8 +179,8 @@ awaitable<client::result<jwk_set>> jwks_key_source::async_keys() {
     auto& s = *state_;
     if (s.fresh())
         co_return *s.keys;
-    co_await async_enter(s);
-    exclusive held(s);
+    co_await s.slot.async_enter(s.ex);
+    detail::one_at_a_time::held held(s.slot);
     // Fetched by another caller while this one waited, or not to be fetched again yet.
     if (!s.fresh() && s.may_fetch())
         co_await s.async_fetch_keys();

@@ -8,16 +8,12 @@
 #include "discover.hpp"
 #include "grants.hpp"
 #include "identity.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "one_at_a_time.hpp"
 
 namespace duet::auth {
 
 namespace asio = boost::asio;
 using asio::awaitable;
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 struct oauth_authorization::state {
     asio::any_io_executor ex;
@@ -30,8 +26,7 @@ struct oauth_authorization::state {
     /// Where the last authorization happened: a step-up or a refresh goes to the same server.
     std::optional<detail::authorization_context> context;
     /// One authorization at a time; the others wait for it and then use what it got.
-    bool busy = false;
-    std::vector<std::shared_ptr<asio::steady_timer>> waiting;
+    detail::one_at_a_time slot;
 
     [[nodiscard]] std::string header() const {
         return tokens ? "Bearer " + tokens->access_token : std::string();
@@ -130,36 +125,6 @@ struct oauth_authorization::state {
     }
 };
 
-namespace {
-
-// Holds the provider's one authorization slot until it goes out of scope.
-class exclusive {
-public:
-    explicit exclusive(oauth_authorization::state& s) : s_(&s) {}
-    exclusive(exclusive const&) = delete;
-    exclusive& operator=(exclusive const&) = delete;
-    ~exclusive() {
-        s_->busy = false;
-        for (auto& t : s_->waiting)
-            t->cancel();
-        s_->waiting.clear();
-    }
-
-private:
-    oauth_authorization::state* s_;
-};
-
-awaitable<void> async_enter(oauth_authorization::state& s) {
-    while (s.busy) {
-        auto turn = std::make_shared<asio::steady_timer>(s.ex, asio::steady_timer::time_point::max());
-        s.waiting.push_back(turn);
-        co_await turn->async_wait(tuple_awaitable);
-    }
-    s.busy = true;
-}
-
-} // namespace
-
 client::result<std::shared_ptr<oauth_authorization>>
 oauth_authorization::make(asio::any_io_executor ex, std::string const& server_url, oauth_options options) {
     auto url = client::parse_http_url(server_url);
@@ -199,8 +164,8 @@ awaitable<client::result<std::string>> oauth_authorization::async_header() {
                s.tokens->due_for_refresh(s.options.refresh_margin);
     };
     if (due()) {
-        co_await async_enter(s);
-        exclusive held(s);
+        co_await s.slot.async_enter(s.ex);
+        detail::one_at_a_time::held held(s.slot);
         // Another request may have refreshed it while this one waited.
         if (due()) {
             auto refreshed = co_await s.async_try_refresh();
@@ -219,8 +184,8 @@ oauth_authorization::async_refused(unsigned status, std::vector<std::string> con
     auto& s = *state_;
     auto const parsed = parse_challenges(www_authenticate);
     auto const* bearer = find_bearer(parsed.challenges);
-    co_await async_enter(s);
-    exclusive held(s);
+    co_await s.slot.async_enter(s.ex);
+    detail::one_at_a_time::held held(s.slot);
     if (auto loaded = s.load(); !loaded)
         co_return loaded.error();
     // Renewed by another request while this one was refused: try again with that.
@@ -270,8 +235,8 @@ oauth_authorization::async_refused(unsigned status, std::vector<std::string> con
 awaitable<client::result<token_set>> oauth_authorization::async_login() {
     auto self = shared_from_this();
     auto& s = *state_;
-    co_await async_enter(s);
-    exclusive held(s);
+    co_await s.slot.async_enter(s.ex);
+    detail::one_at_a_time::held held(s.slot);
     if (auto loaded = s.load(); !loaded)
         co_return loaded.error();
     challenge const* no_challenge = nullptr;

@@ -15,22 +15,21 @@ namespace json = boost::json;
 
 namespace {
 
-// RFC 6749 §2.3.1 has the id and secret form-encoded before they are joined for Basic.
-std::string basic_credentials(client_auth const& auth) {
+client::error token_error(std::string const& what) {
+    return client::make_error(client::errc::auth_required, "the token endpoint " + what);
+}
+
+} // namespace
+
+std::string basic_credentials(std::string const& client_id, std::string const& client_secret) {
     auto encode = [](std::string const& text) {
         auto const one = std::pair<std::string, std::string>{text, ""};
         auto encoded = form_encode(std::span(&one, 1));
         encoded.pop_back(); // the '=' of an empty value
         return encoded;
     };
-    return "Basic " + protocol::base64_encode(encode(auth.client_id) + ":" + encode(auth.client_secret));
+    return "Basic " + protocol::base64_encode(encode(client_id) + ":" + encode(client_secret));
 }
-
-client::error token_error(std::string const& what) {
-    return client::make_error(client::errc::auth_required, "the token endpoint " + what);
-}
-
-} // namespace
 
 http_request token_request(std::string const& token_endpoint, form grant, client_auth const& auth) {
     http_request r;
@@ -38,7 +37,7 @@ http_request token_request(std::string const& token_endpoint, form grant, client
     r.url = token_endpoint;
     r.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
     if (auth.method == "client_secret_basic") {
-        r.headers.emplace_back("Authorization", basic_credentials(auth));
+        r.headers.emplace_back("Authorization", basic_credentials(auth.client_id, auth.client_secret));
     } else if (auth.method == "private_key_jwt") {
         grant.emplace_back("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
         grant.emplace_back("client_assertion", auth.assertion);

@@ -25,6 +25,10 @@ struct client_auth {
     std::string assertion;       ///< private_key_jwt: the signed JWT
 };
 
+/// The HTTP Basic `Authorization` value of a client (RFC 6749 §2.3.1: id and secret form-encoded before they
+/// are joined), for the token and introspection endpoints.
+[[nodiscard]] std::string basic_credentials(std::string const& client_id, std::string const& client_secret);
+
 /// The token request for `grant`: the client's credentials added to the body or as HTTP Basic (RFC 6749
 /// §2.3.1: id and secret form-encoded before base64).
 [[nodiscard]] http_request token_request(std::string const& token_endpoint, form grant,
