@@ -9,6 +9,8 @@
 // authentication); RFC 6750 §3.1 (invalid_token).
 #include <duet/auth/introspection.hpp>
 
+#include "unit/auth/scripted_server.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -36,101 +38,9 @@ using duet::auth::introspection_options;
 using duet::auth::introspection_verifier;
 using verify_result = boost::system::result<duet::auth::verified_token, duet::auth::token_rejection>;
 
-// Answers every POST on 127.0.0.1:<port> with `status` and `body`, one connection at a time, keeping each
-// request's text.
-class introspection_server {
-public:
-    introspection_server() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-        socklen_t size = sizeof addr;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &size);
-        port_ = ntohs(addr.sin_port);
-        ::listen(fd_, 16);
-        thread_ = std::thread([this] { serve(); });
-    }
-    introspection_server(introspection_server const&) = delete;
-    introspection_server& operator=(introspection_server const&) = delete;
-    ~introspection_server() { stop(); }
-
-    [[nodiscard]] std::string url() const {
-        return "http://127.0.0.1:" + std::to_string(port_) + "/introspect";
-    }
-    [[nodiscard]] int requests() const { return requests_.load(); }
-    [[nodiscard]] std::vector<std::string> seen() {
-        std::lock_guard lock(mutex_);
-        return seen_;
-    }
-
-    void answer(std::string body, int status = 200) {
-        std::lock_guard lock(mutex_);
-        body_ = std::move(body);
-        status_ = status;
-    }
-
-    void stop() {
-        if (fd_ < 0)
-            return;
-        ::shutdown(fd_, SHUT_RDWR);
-        thread_.join();
-        ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    void serve() {
-        for (;;) {
-            int const c = ::accept(fd_, nullptr, nullptr);
-            if (c < 0)
-                return;
-            std::string request;
-            char buffer[4096];
-            std::size_t want = std::string::npos;
-            for (;;) {
-                auto const end = request.find("\r\n\r\n");
-                if (end != std::string::npos && want == std::string::npos) {
-                    want = end + 4;
-                    auto const at = request.find("Content-Length: ");
-                    if (at != std::string::npos && at < end)
-                        want += std::stoul(request.substr(at + 16));
-                }
-                if (want != std::string::npos && request.size() >= want)
-                    break;
-                auto const n = ::recv(c, buffer, sizeof buffer, 0);
-                if (n <= 0)
-                    break;
-                request.append(buffer, static_cast<std::size_t>(n));
-            }
-            ++requests_;
-            std::string out;
-            {
-                std::lock_guard lock(mutex_);
-                seen_.push_back(request);
-                out = "HTTP/1.1 " + std::to_string(status_) +
-                      " Whatever\r\nContent-Type: application/json\r\nContent-Length: " +
-                      std::to_string(body_.size()) + "\r\nConnection: close\r\n\r\n" + body_;
-            }
-            for (std::size_t sent = 0; sent < out.size();) {
-                auto const n = ::send(c, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-                if (n <= 0)
-                    break;
-                sent += static_cast<std::size_t>(n);
-            }
-            ::close(c);
-        }
-    }
-
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::thread thread_;
-    std::atomic<int> requests_{0};
-    std::mutex mutex_;
-    std::string body_ = "{\"active\":false}";
-    int status_ = 200;
-    std::vector<std::string> seen_;
+// The authorization server's introspection endpoint; inactive until a test says otherwise.
+struct introspection_server : auth_test_support::scripted_server {
+    introspection_server() : scripted_server("/introspect") { answer("{\"active\":false}"); }
 };
 
 long long in_seconds(std::chrono::seconds from_now) {

@@ -11,6 +11,7 @@
 #include <duet/jsonrpc/json_text.hpp>
 
 #include "unit/auth/jose_minting.hpp"
+#include "unit/auth/scripted_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -40,84 +41,9 @@ using duet::auth::jwks_key_source;
 using duet::auth::jwks_options;
 using verify_result = boost::system::result<duet::auth::verified_token, duet::auth::token_rejection>;
 
-// Answers every GET on 127.0.0.1:<port> with `body` and `headers`, one connection at a time.
-class jwks_server {
-public:
-    jwks_server() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-        socklen_t size = sizeof addr;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &size);
-        port_ = ntohs(addr.sin_port);
-        ::listen(fd_, 16);
-        thread_ = std::thread([this] { serve(); });
-    }
-    jwks_server(jwks_server const&) = delete;
-    jwks_server& operator=(jwks_server const&) = delete;
-    ~jwks_server() { stop(); }
-
-    [[nodiscard]] std::string url() const {
-        return "http://127.0.0.1:" + std::to_string(port_) + "/jwks.json";
-    }
-    [[nodiscard]] int requests() const { return requests_.load(); }
-
-    void answer(std::string body, std::string headers = {}) {
-        std::lock_guard lock(mutex_);
-        body_ = std::move(body);
-        headers_ = std::move(headers);
-    }
-
-    // Closes the listening socket: later connections are refused.
-    void stop() {
-        if (fd_ < 0)
-            return;
-        ::shutdown(fd_, SHUT_RDWR);
-        thread_.join();
-        ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    void serve() {
-        for (;;) {
-            int const c = ::accept(fd_, nullptr, nullptr);
-            if (c < 0)
-                return;
-            std::string request;
-            char buffer[4096];
-            while (request.find("\r\n\r\n") == std::string::npos) {
-                auto const n = ::recv(c, buffer, sizeof buffer, 0);
-                if (n <= 0)
-                    break;
-                request.append(buffer, static_cast<std::size_t>(n));
-            }
-            ++requests_;
-            std::string out;
-            {
-                std::lock_guard lock(mutex_);
-                out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                      std::to_string(body_.size()) + "\r\nConnection: close\r\n" + headers_ + "\r\n" + body_;
-            }
-            for (std::size_t sent = 0; sent < out.size();) {
-                auto const n = ::send(c, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-                if (n <= 0)
-                    break;
-                sent += static_cast<std::size_t>(n);
-            }
-            ::close(c);
-        }
-    }
-
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::thread thread_;
-    std::atomic<int> requests_{0};
-    std::mutex mutex_;
-    std::string body_;
-    std::string headers_;
+// The authorization server's JWKS endpoint.
+struct jwks_server : auth_test_support::scripted_server {
+    jwks_server() : scripted_server("/jwks.json") {}
 };
 
 std::string jwks_text(std::vector<json::object> keys) {
@@ -188,7 +114,7 @@ TEST(KeySource, FetchesOnceAndKeepsTheSetWhileFresh) {
 
 TEST(KeySource, HonoursMaxAgeThenFetchesAgain) {
     jwks_server server;
-    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), "Cache-Control: public, max-age=1\r\n");
+    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), 200, "Cache-Control: public, max-age=1\r\n");
     asio::io_context io;
     auto source = source_for(io, server.url(), quick_options());
     auto const token = ks_token(rsa_key(), "k1");
@@ -202,7 +128,7 @@ TEST(KeySource, HonoursMaxAgeThenFetchesAgain) {
 
 TEST(KeySource, NoStoreGetsTheMinimumLifetime) {
     jwks_server server;
-    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), "Cache-Control: no-store\r\n");
+    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), 200, "Cache-Control: no-store\r\n");
     asio::io_context io;
     auto o = quick_options();
     o.min_lifetime = 300ms;
@@ -254,7 +180,7 @@ TEST(KeySource, AnUnknownKidRefetchesOnlyOnceWithinTheRateLimit) {
 
 TEST(KeySource, KeepsServingAStaleSetWhenTheServerGoesAway) {
     jwks_server server;
-    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), "Cache-Control: max-age=1\r\n");
+    server.answer(jwks_text({public_jwk(rsa_key(), "k1")}), 200, "Cache-Control: max-age=1\r\n");
     asio::io_context io;
     auto source = source_for(io, server.url(), quick_options());
     auto const token = ks_token(rsa_key(), "k1");
