@@ -29,6 +29,7 @@ inline constexpr char const* bearer_token_variable = "DUET_BEARER_TOKEN";
 
 struct listener_flags {
     std::string bearer_token_file;
+    std::string bearer_token; ///< on argv: kept working, with a warning
 };
 
 inline void add_listener_flags(CLI::App& app, listener_flags& flags, transport::http_options& http) {
@@ -48,13 +49,23 @@ inline void add_listener_flags(CLI::App& app, listener_flags& flags, transport::
                    std::string("Require Authorization: Bearer with the token in this file (else the ") +
                        bearer_token_variable + " environment variable, when set)")
         ->check(CLI::ExistingFile);
+    app.add_option("--bearer-token", flags.bearer_token,
+                   "The same with the token itself (deprecated: argv is visible to every user of the "
+                   "machine; use --bearer-token-file)");
 }
 
 /// Reads the bearer token (file, else environment); a usage error in words.
 [[nodiscard]] inline std::optional<std::string> apply_listener_flags(listener_flags const& flags,
                                                                      transport::http_options& http) {
     std::string token;
-    if (!flags.bearer_token_file.empty()) {
+    if (!flags.bearer_token.empty() && !flags.bearer_token_file.empty())
+        return std::string("--bearer-token and --bearer-token-file exclude each other");
+    if (!flags.bearer_token.empty()) {
+        std::fputs("duet: warning: --bearer-token puts the token where `ps` shows it to every user of this "
+                   "machine; use --bearer-token-file or DUET_BEARER_TOKEN\n",
+                   stderr);
+        token = flags.bearer_token;
+    } else if (!flags.bearer_token_file.empty()) {
         std::ifstream in(flags.bearer_token_file);
         std::stringstream text;
         text << in.rdbuf();

@@ -3,8 +3,10 @@
 //
 //   duet-conformance-server [--port N] [--host H] [--legacy-only | --modern-only]
 //                           [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+//                           [--auth-issuer URL --auth-audience URL --auth-jwks URL ...]
 #include <duet/transport/http_server.hpp>
 
+#include "common/auth_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "fixtures.hpp"
 
@@ -25,7 +27,14 @@ int main(int argc, char** argv) {
     app.add_flag("--modern-only", modern_only, "Accept only modern (2026-07-28) clients")->excludes(lo);
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(app, tls);
+    duet::apps::auth_flags auth;
+    duet::apps::add_auth_flags(app, auth);
     CLI11_PARSE(app, argc, argv);
+    boost::asio::io_context io; // the token verifier fetches keys on it; the server runs it
+    if (auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", why->c_str());
+        return 2;
+    }
     if (auto why = duet::apps::apply_tls_server_flags(tls, http)) {
         std::fprintf(stderr, "duet-conformance-server: %s\n", why->c_str());
         return 2;
@@ -50,7 +59,7 @@ int main(int argc, char** argv) {
 
     std::optional<duet::transport::http_server> made;
     try {
-        made.emplace(srv, http);
+        made.emplace(std::vector<duet::transport::http_route>{{http.path, &srv}}, http, io);
     } catch (std::invalid_argument const& e) {
         std::fprintf(stderr, "duet-conformance-server: %s\n", e.what());
         return 2;

@@ -7,6 +7,7 @@
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "upstream_auth.hpp"
@@ -45,6 +46,7 @@ struct gateway_cli {
     transport::http_options http;
     tls_server_flags listener_tls;
     listener_flags listener;
+    auth_flags front_door; ///< the tokens callers of the gateway need
     /// What https upstreams trust and present, each "[NAME=]VALUE": unnamed for every upstream, named for
     /// one.
     std::vector<std::string> cacert, client_cert, client_key;
@@ -59,6 +61,20 @@ struct gateway_cli {
     std::string over_children = "share";
     upstream_auth_flags upstream_auth;
 };
+
+// A gateway reachable beyond loopback with no authentication hands its upstreams' tools to anyone who finds
+// the port: said on stderr, not refused (a trusted network, a proxy that authenticates in front).
+void warn_when_open(transport::http_options const& http) {
+    boost::system::error_code ec;
+    auto const address = asio::ip::make_address(http.host, ec);
+    if (ec || address.is_loopback() || http.authorization || http.bearer_token)
+        return;
+    std::fprintf(stderr,
+                 "duet gateway: warning: listening on %s beyond loopback with no authentication: anyone who "
+                 "reaches the port may call every upstream tool (--auth-issuer with --auth-jwks or "
+                 "--auth-introspection, or --bearer-token-file)\n",
+                 http.host.c_str());
+}
 
 // "stdio:COMMAND ARGS..." split on blanks; single or double quotes keep blanks inside one argument.
 std::optional<std::vector<std::string>> split_command(std::string_view text) {
@@ -290,6 +306,13 @@ int run_gateway(gateway_cli const& cli) {
         std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
         return 2;
     }
+    // The gateway checks callers' tokens itself and never passes one on: its upstreams see the gateway's
+    // own credentials (--upstream-*), or none.
+    if (auto bad = apply_auth_flags(cli.front_door, http_options, io.get_executor())) {
+        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
+        return 2;
+    }
+    warn_when_open(http_options);
     auto mode = client::parse_connect_mode(cli.era);
     if (!mode) {
         std::fprintf(stderr, "duet gateway: --era must be legacy, modern or auto, not \"%s\"\n",
@@ -425,6 +448,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");
     add_tls_server_flags(*cmd, cli->listener_tls);
     add_listener_flags(*cmd, cli->listener, cli->http);
+    add_auth_flags(*cmd, cli->front_door);
     cmd->add_option("--cacert", cli->cacert,
                     "https upstreams: a PEM bundle of CAs to trust besides the system's; NAME=FILE for one "
                     "upstream");

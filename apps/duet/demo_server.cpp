@@ -85,6 +85,24 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                       return tool_result::text(args.at("text").as_string());
                   });
 
+    srv->add_tool(
+        tool{.name = "whoami",
+             .title = "Who am I",
+             .description = "Who the server takes the caller for: the bearer token's subject, client "
+                            "and scopes when it checks tokens, else anonymous",
+             .annotations = {{"readOnlyHint", true}},
+             .run_plain = plain_run::inline_on_io},
+        [](json::object const&, request_context& ctx) {
+            auto const* caller = ctx.caller();
+            if (!caller || !caller->token)
+                return tool_result::text("anonymous");
+            auto const& t = *caller->token;
+            std::string scopes;
+            for (auto const& s : t.scopes)
+                scopes += (scopes.empty() ? "" : " ") + s;
+            return tool_result::text("subject " + t.subject + " client " + t.client_id + " scopes " + scopes);
+        });
+
     srv->add_typed_tool<add_args>(tool{.name = "add",
                                        .title = "Add two numbers",
                                        .description = "Adds a and b; typed arguments and structured output",

@@ -15,6 +15,7 @@
 #include "client_cli.hpp"
 #include "cmd_auth.hpp"
 #include "cmd_gateway.hpp"
+#include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "demo_server.hpp"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
     serve->add_option("--port", http.port, "Port to bind; 0 picks a free one (default 8750)");
     duet::apps::listener_flags listener;
     duet::apps::add_listener_flags(*serve, listener, http);
+    duet::apps::auth_flags auth;
+    duet::apps::add_auth_flags(*serve, auth);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -103,9 +106,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
+    // Made first: the token verifier fetches keys on it, and the server runs it.
+    boost::asio::io_context io;
+    if (auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) {
+        std::fprintf(stderr, "duet serve: %s\n", why->c_str());
+        return 2;
+    }
     std::optional<duet::transport::http_server> made;
     try {
-        made.emplace(*srv, http);
+        made.emplace(std::vector<duet::transport::http_route>{{http.path, srv.get()}}, http, io);
     } catch (std::invalid_argument const& e) {
         std::fprintf(stderr, "duet serve: %s\n", e.what());
         return 2;

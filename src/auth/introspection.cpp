@@ -8,12 +8,11 @@
 #include "fetch.hpp"
 #include "one_at_a_time.hpp"
 #include "token_endpoint.hpp"
+#include "verified_cache.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,15 +39,6 @@ token_rejection refuse(std::string why) {
 
 token_rejection unavailable(std::string why) {
     return token_rejection{"the introspection endpoint failed: " + why, false, true};
-}
-
-// The cache's key: the token's SHA-256, so the token itself is kept nowhere.
-std::string token_digest(std::string const& token) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr) != 1)
-        return {};
-    return std::string(reinterpret_cast<char const*>(digest), size);
 }
 
 // A NumericDate member (seconds since the epoch, RFC 7519 §2); nullopt when absent, an error when no number.
@@ -276,7 +266,7 @@ awaitable<verify_result> introspection_verifier::async_verify(std::string token,
     if (token.size() > s.options.max_token_bytes || token.size() > rules.max_bytes)
         co_return refuse("the token is longer than " +
                          std::to_string(std::min(s.options.max_token_bytes, rules.max_bytes)) + " bytes");
-    auto const key = token_digest(token);
+    auto const key = detail::token_digest(token);
     if (key.empty())
         co_return refuse("the token cannot be digested");
 

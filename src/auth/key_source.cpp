@@ -174,6 +174,12 @@ std::size_t jwks_key_source::fetch_count() const noexcept {
     return state_->fetches;
 }
 
+std::optional<jwks_key_source::held_keys> jwks_key_source::held() const {
+    if (!state_->keys)
+        return std::nullopt;
+    return held_keys{*state_->keys, state_->fresh_until};
+}
+
 awaitable<client::result<jwk_set>> jwks_key_source::async_keys() {
     auto self = shared_from_this();
     auto& s = *state_;
@@ -195,7 +201,7 @@ awaitable<verify_result> jwks_key_source::async_verify(std::string token, token_
     auto keys = co_await async_keys();
     if (!keys)
         co_return token_rejection{
-            "the authorization server's keys cannot be fetched: " + keys.error().message, false};
+            "the authorization server's keys cannot be fetched: " + keys.error().message, false, true};
     auto const seen = s.generation;
     auto first = verify_access_token(token, *keys, rules, std::chrono::system_clock::now());
     if (first || !first.error().unknown_key)

@@ -45,13 +45,24 @@ protocol::error_object missing_field(std::string_view key) {
     return protocol::invalid_params("Invalid params: \"" + std::string(key) + "\" must be a string");
 }
 
-template<class Map, class ToJson>
+// Whether `token` (null: the caller carries none, and nothing is left out) holds every scope of `required`.
+bool permitted(std::vector<std::string> const& required, protocol::verified_token const* token) {
+    if (!token)
+        return true;
+    return std::all_of(required.begin(), required.end(),
+                       [token](auto const& s) { return token->has_scope(s); });
+}
+
+template<class Map, class ToJson, class Required>
 method_answer page_of(Map const& items, std::optional<std::string> const& after, std::size_t page_size,
-                      std::string_view key, ToJson to_json) {
+                      std::string_view key, protocol::verified_token const* token, ToJson to_json,
+                      Required required) {
     boost::json::array out;
     auto it = after ? items.upper_bound(*after) : items.begin();
     std::string last;
     for (; it != items.end() && out.size() < page_size; ++it) {
+        if (!permitted(required(*it->second), token))
+            continue;
         out.push_back(to_json(*it->second));
         last = it->first;
     }
@@ -74,7 +85,8 @@ answer_result server::discover() const {
     return s;
 }
 
-answer_result server::list(method_id method, boost::json::value const& params) const {
+answer_result server::list(method_id method, boost::json::value const& params,
+                           protocol::caller_identity const* caller) const {
     std::optional<std::string> after;
     if (auto const* p = params_object(params)) {
         if (auto const* c = p->if_contains("cursor"); c && !c->is_null()) {
@@ -88,26 +100,39 @@ answer_result server::list(method_id method, boost::json::value const& params) c
             }
         }
     }
+    protocol::verified_token const* const token =
+        options_.list_permitted_only && caller ? caller->token.get() : nullptr;
+    auto const scopes = [](auto const& item) -> std::vector<std::string> const& {
+        return item.required_scopes;
+    };
     std::shared_lock lock(mutex_);
     method_answer s;
     auto const n = options_.page_size ? options_.page_size : 100;
     switch (method) {
     case method_id::tools_list:
-        s = page_of(tools_, after, n, "tools",
-                    [](registered_tool const& t) { return t.definition.to_json(); });
+        s = page_of(
+            tools_, after, n, "tools", token, [](registered_tool const& t) { return t.definition.to_json(); },
+            [](registered_tool const& t) -> std::vector<std::string> const& {
+                return t.definition.required_scopes;
+            });
         break;
     case method_id::prompts_list:
-        s = page_of(prompts_, after, n, "prompts", [](prompt const& p) { return p.to_json(); });
+        s = page_of(
+            prompts_, after, n, "prompts", token, [](prompt const& p) { return p.to_json(); }, scopes);
         break;
     case method_id::resources_list:
-        s = page_of(resources_, after, n, "resources", [](resource const& r) { return r.to_json(); });
+        s = page_of(
+            resources_, after, n, "resources", token, [](resource const& r) { return r.to_json(); }, scopes);
         break;
     default:
-        s = page_of(templates_, after, n, "resourceTemplates",
-                    [](resource_template const& t) { return t.to_json(); });
+        s = page_of(
+            templates_, after, n, "resourceTemplates", token,
+            [](resource_template const& t) { return t.to_json(); }, scopes);
         break;
     }
     s.hints = hints_for(method);
+    if (token) // this caller's list, not everyone's
+        s.hints.scope = protocol::cache_scope::private_cache;
     return s;
 }
 
@@ -313,7 +338,7 @@ std::optional<answer_result> server::answer_now(method_id method, boost::json::v
     case method_id::prompts_list:
     case method_id::resources_list:
     case method_id::resources_templates_list:
-        return list(method, p);
+        return list(method, p, ctx.caller());
     case method_id::completion_complete:
         return complete(p);
     case method_id::tools_call: {
@@ -350,7 +375,7 @@ boost::asio::awaitable<answer_result> server::async_answer(method_id method, boo
     case method_id::prompts_list:
     case method_id::resources_list:
     case method_id::resources_templates_list:
-        co_return list(method, p);
+        co_return list(method, p, ctx.caller());
     case method_id::tools_call:
         co_return co_await async_call_tool(p, ctx);
     case method_id::resources_read:

@@ -383,10 +383,21 @@ TEST(ServeSecrets, TheBearerTokenComesFromAFile) {
     std::remove(path.c_str());
 }
 
-TEST(ServeSecrets, NoFlagTakesATokenOnTheCommandLine) {
-    auto const run = run_to_end({DUET_BINARY, "serve", "--port", "0", "--bearer-token", "visible-in-ps"});
-    EXPECT_NE(run.exit_code, 0);
-    EXPECT_NE(run.err.find("--bearer-token"), std::string::npos) << run.err;
+// Kept working for those who start it so, with a warning that `ps` shows the token to every user.
+TEST(ServeSecrets, ATokenOnTheCommandLineWorksWithAWarning) {
+    duet::test::http::child_server c({"--bearer-token", "visible-in-ps"});
+    expect_token_required(c.ep(), "visible-in-ps");
+    EXPECT_NE(c.stderr_text().find("warning: --bearer-token"), std::string::npos) << c.stderr_text();
+}
+
+TEST(ServeSecrets, ATokenOnTheCommandLineAndInAFileIsAUsageError) {
+    auto const path = std::string(::testing::TempDir()) + "duet-token-both-" + std::to_string(::getpid());
+    std::ofstream(path) << "from-a-file\n";
+    auto const run = run_to_end(
+        {DUET_BINARY, "serve", "--port", "0", "--bearer-token", "visible", "--bearer-token-file", path});
+    std::remove(path.c_str());
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_NE(run.err.find("exclude each other"), std::string::npos) << run.err;
 }
 
 } // namespace

@@ -19,6 +19,8 @@
 // RFC 8725 §2.1, §3.1).
 #pragma once
 
+#include <duet/protocol/caller.hpp>
+
 #include <boost/assert/source_location.hpp>
 #include <boost/json/fwd.hpp>
 #include <boost/json/object.hpp>
@@ -107,17 +109,8 @@ struct token_rules {
     bool require_at_jwt_typ = false; ///< require typ "at+jwt" (RFC 9068 §2.1); many servers still send "JWT"
 };
 
-/// A token that passed every check.
-struct verified_token {
-    std::string subject;   ///< `sub`; empty when absent
-    std::string client_id; ///< `client_id` (RFC 9068 §2.2), else `azp` (OpenID Connect); empty when neither
-    std::string issuer;    ///< `iss`
-    /// `scope` split at spaces (RFC 9068 §2.2.3, RFC 6749 §3.3); without it, `scp` (an array of strings, or
-    /// one space-separated string, as some servers write it). Duplicates dropped, order kept.
-    std::vector<std::string> scopes;
-    std::optional<std::chrono::system_clock::time_point> expires_at; ///< `exp`
-    boost::json::object claims;                                      ///< every claim, as signed
-};
+/// A token that passed every check (protocol/caller.hpp: it is also what handlers see of their caller).
+using verified_token = protocol::verified_token;
 
 /// Why a token is refused. Its error code is always `invalid_token` (RFC 6750 §3.1); `description` says in
 /// words what was wrong ("the token expired at 2026-12-04T22:00:00Z") without echoing the token, fit for the

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace duet::auth {
@@ -68,9 +69,17 @@ public:
     /// Verifies `token` (without "Bearer ") against the key set as of now. When the token names a key the set
     /// lacks, the set is refetched once (if the rate limit allows) and the token verified again; a rejection
     /// returned then has `unknown_key` false, since the refetch has been done. When no key set can be had,
-    /// a rejection saying so.
+    /// a rejection saying so, with `server_unavailable` set.
     [[nodiscard]] boost::asio::awaitable<boost::system::result<verified_token, token_rejection>>
     async_verify(std::string token, token_rules rules);
+
+    /// The set held now and until when it is fresh (a caller keeping a copy for other threads); nullopt
+    /// before the first set arrived.
+    struct held_keys {
+        jwk_set keys;
+        std::chrono::steady_clock::time_point fresh_until;
+    };
+    [[nodiscard]] std::optional<held_keys> held() const;
 
     /// How many fetches have been started (for diagnostics and tests).
     [[nodiscard]] std::size_t fetch_count() const noexcept;

@@ -68,6 +68,9 @@ struct tool {
     /// function with plain_run::inline_on_io, and a call answered right away (no frame, no suspension) uses
     /// it instead of `handler`. Leave it empty unless it does exactly what `handler` does and never blocks.
     direct_tool_handler direct;
+    /// Scopes a caller's bearer token must hold to call it, where the transport checks tokens
+    /// (http_options::authorization): without them the call is refused with 403 `insufficient_scope`.
+    std::vector<std::string> required_scopes;
 
     /// The Tool object as listed (newest shape).
     [[nodiscard]] boost::json::object to_json() const;
@@ -106,6 +109,7 @@ struct resource {
     std::optional<protocol::cache_hints> hints; ///< resources/read cache hints; server default when empty
     resource_handler read;
     plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_resource runs
+    std::vector<std::string> required_scopes;          ///< to read it (see tool::required_scopes)
 
     [[nodiscard]] boost::json::object to_json() const;
 };
@@ -122,7 +126,8 @@ struct resource_template {
     resource_template_handler read;
     completion_handler complete; ///< completes template variables (completion/complete with ref/resource)
     plain_run run_plain =
-        plain_run::on_blocking_pool; ///< where a plain handler given to add_resource_template runs
+        plain_run::on_blocking_pool;          ///< where a plain handler given to add_resource_template runs
+    std::vector<std::string> required_scopes; ///< to read what it matches (see tool::required_scopes)
 
     [[nodiscard]] boost::json::object to_json() const;
 };
@@ -143,6 +148,7 @@ struct prompt {
     prompt_handler get;
     completion_handler complete; ///< completes argument values (completion/complete with ref/prompt)
     plain_run run_plain = plain_run::on_blocking_pool; ///< where a plain handler given to add_prompt runs
+    std::vector<std::string> required_scopes;          ///< to get it (see tool::required_scopes)
 
     [[nodiscard]] boost::json::object to_json() const;
 };

@@ -46,6 +46,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -84,6 +85,10 @@ struct server_options {
     /// This server's topic on `event_bus`: shared by the processes serving one endpoint, distinct for other
     /// servers on the same bus.
     std::string event_topic = "duet/server-events";
+    /// Where callers carry verified bearer tokens (request_context::caller()): the lists leave out the
+    /// tools, prompts, resources and templates whose required_scopes the caller's token lacks, and are then
+    /// never cached beyond the caller (cacheScope private).
+    bool list_permitted_only = false;
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
@@ -316,6 +321,14 @@ public:
         return lookup_;
     }
 
+    /// The scopes a bearer token needs for this request beyond the server-wide ones: the required_scopes of
+    /// the tool a tools/call names, the prompt of a prompts/get, the resource (or the template matching the
+    /// URI) of a resources/read; none for other methods or names that match nothing. Thread-safe.
+    [[nodiscard]] std::vector<std::string> scopes_needed(std::string_view method,
+                                                         boost::json::value const& params) const;
+    /// Every scope a registered tool, prompt, resource or template requires, each once.
+    [[nodiscard]] std::vector<std::string> declared_scopes() const;
+
     /// Answers a method that needs no session: discover, lists, reads, gets, calls, completion.
     [[nodiscard]] boost::asio::awaitable<answer_result>
     async_answer(protocol::method_id method, boost::json::value const& params, request_context& ctx);
@@ -388,7 +401,8 @@ private:
     std::variant<tool_call, answer_result> resolve_call(boost::json::value const& params) const;
     boost::asio::awaitable<answer_result> async_call_tool(boost::json::value const& params,
                                                           request_context& ctx);
-    answer_result list(protocol::method_id method, boost::json::value const& params) const;
+    answer_result list(protocol::method_id method, boost::json::value const& params,
+                       protocol::caller_identity const* caller) const;
     boost::asio::awaitable<answer_result> async_read_resource(boost::json::value const& params,
                                                               request_context& ctx) const;
     boost::asio::awaitable<answer_result> async_get_prompt(boost::json::value const& params,

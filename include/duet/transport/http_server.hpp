@@ -17,12 +17,14 @@
 // @par Safety
 // Binds 127.0.0.1 by default; rejects foreign `Origin`/`Host` headers (403, DNS-rebinding protection); bounds
 // bodies (413), headers (431), sessions, listen streams (503) and idle time before any JSON is parsed;
-// optional static bearer token (401 with `WWW-Authenticate`).
+// optionally an OAuth 2.1 resource server (protected_resource.hpp: bearer tokens, 401/403 challenges,
+// protected resource metadata).
 #pragma once
 
 #include <duet/server/server.hpp>
 #include <duet/store/session_store.hpp>
 #include <duet/tls/config.hpp>
+#include <duet/transport/protected_resource.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
@@ -94,7 +96,11 @@ struct http_options {
     /// Host names (or host:port) clients may use besides loopback ones. A server bound beyond loopback
     /// accepts only these, plus the address it is bound to; "*" accepts any Host.
     std::vector<std::string> allowed_hosts;
-    /// When set, every request needs `Authorization: Bearer <token>` (compared in constant time).
+    /// When set, the server is an OAuth 2.1 resource server: every request needs a bearer token its
+    /// verifier accepts (protected_resource.hpp).
+    std::optional<protected_resource> authorization;
+    /// When set (and `authorization` is not), every request needs `Authorization: Bearer <token>`, compared
+    /// in constant time: authorization with auth::make_static_token_verifier and no metadata.
     std::optional<std::string> bearer_token;
     /// When set, the server speaks HTTPS only (url() says https://); SIGHUP then reloads the certificate and
     /// key (reload_tls()). Plain HTTP otherwise, with no TLS code on its path.

@@ -54,11 +54,28 @@ public:
     void start_tls(boost::asio::ssl::context& context) { io_.start_tls(context); }
     [[nodiscard]] bool is_tls() const noexcept { return io_.is_tls(); }
     [[nodiscard]] tls::tls_stream* tls() noexcept { return io_.tls(); }
-    /// Who the connection's TLS handshake established (mutual TLS); null otherwise.
+    /// Who sent the request being served: the client certificate the connection's TLS handshake verified
+    /// (mutual TLS) and the bearer token verified for the request; null when neither.
     [[nodiscard]] std::shared_ptr<protocol::caller_identity const> const& caller() const noexcept {
         return caller_;
     }
-    void set_caller(std::shared_ptr<protocol::caller_identity const> c) noexcept { caller_ = std::move(c); }
+    /// Who the connection's TLS handshake established.
+    void set_caller(std::shared_ptr<protocol::caller_identity const> c) noexcept {
+        connection_caller_ = c;
+        caller_ = std::move(c);
+    }
+    /// The bearer token verified for the request served next (null: none). A kept-alive client presenting
+    /// the same token again reuses the identity made for the last request.
+    void set_request_token(std::shared_ptr<protocol::verified_token const> token) {
+        if (!token) {
+            caller_ = connection_caller_;
+            return;
+        }
+        if (caller_ && caller_->token == token)
+            return;
+        caller_ = std::make_shared<protocol::caller_identity const>(protocol::caller_identity{
+            connection_caller_ ? connection_caller_->tls_subject : std::string(), std::move(token)});
+    }
 
     /// What begins from now on must be through within `limit` of now, else the socket is closed.
     void bound(clock::duration limit) {
@@ -141,6 +158,7 @@ private:
     tls::either_stream io_;
     clock::duration shortest_;
     std::shared_ptr<protocol::caller_identity const> caller_;
+    std::shared_ptr<protocol::caller_identity const> connection_caller_; ///< from the TLS handshake
     std::shared_ptr<guard> guard_;
     support::deadline_watch<guard> watch_;
 };

@@ -1,6 +1,6 @@
 // What every request's head must pass before anything else is read (the body is not parsed yet): a served
-// path, an allowed Origin and Host (DNS-rebinding protection, origin.hpp), the bearer token when one is set,
-// a method the endpoint serves, and for POST an Accept listing both answer types. Pure.
+// path, an allowed Origin and Host (DNS-rebinding protection, origin.hpp), a method the endpoint serves, and
+// for POST an Accept listing both answer types. Pure.
 #pragma once
 
 #include <duet/transport/http_server.hpp>
@@ -32,7 +32,6 @@ private:
     std::vector<http_route> const& routes_;
     http_options const& options_;
     std::string bound_address_;
-    std::string expected_authorization_; ///< built once, not per request
 };
 
 } // namespace duet::transport::http

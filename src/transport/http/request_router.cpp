@@ -19,13 +19,52 @@ namespace bhttp = boost::beast::http;
 
 asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& req, bool keep_alive,
                                              modern_slot& slot) {
+    if (bearer_) {
+        auto const target = req.target();
+        if (auto metadata = bearer_->metadata(req, target.substr(0, target.find('?'))))
+            return ctx_.replies.send(stream, req, std::move(*metadata), keep_alive);
+    }
     auto verdict = guards_.check(req);
     if (auto* refusal = std::get_if<reply>(&verdict))
         return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto& srv = *std::get<http_route const*>(verdict)->srv;
+    if (bearer_) {
+        auto checked = bearer_->check_now(req);
+        if (auto* refusal = std::get_if<reply>(&checked))
+            return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
+        if (auto* later = std::get_if<bearer_guard::pending>(&checked))
+            return verify_then_route(stream, req, keep_alive, srv, slot, std::move(later->token));
+        stream.set_request_token(std::get<bearer_guard::token_ptr>(std::move(checked)));
+    }
+    return route(stream, req, keep_alive, srv, slot);
+}
+
+asio::awaitable<bool> request_router::route(bounded_socket& stream, request& req, bool keep_alive,
+                                            server::server& srv, modern_slot& slot) {
     if (req.method() == bhttp::verb::post)
         return post(stream, req, keep_alive, srv, slot);
     return session_request(stream, req, keep_alive, srv);
+}
+
+asio::awaitable<bool> request_router::verify_then_route(bounded_socket& stream, request& req, bool keep_alive,
+                                                        server::server& srv, modern_slot& slot,
+                                                        std::string token) {
+    auto verdict = co_await bearer_->verifier().async_verify(std::move(token));
+    auto settled = bearer_->settle(verdict);
+    if (auto* refusal = std::get_if<reply>(&settled))
+        co_return co_await ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
+    stream.set_request_token(std::get<bearer_guard::token_ptr>(std::move(settled)));
+    co_return co_await route(stream, req, keep_alive, srv, slot);
+}
+
+std::optional<reply> request_router::scope_refusal(bounded_socket const& stream, server::server const& srv,
+                                                   jsonrpc::request const& r) const {
+    if (!bearer_ || !stream.caller() || !stream.caller()->token)
+        return std::nullopt;
+    auto const needed = srv.scopes_needed(r.method, r.params);
+    if (needed.empty())
+        return std::nullopt; // the server-wide scopes were checked with the token
+    return bearer_->insufficient(*stream.caller()->token, needed);
 }
 
 asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req, bool keep_alive,
@@ -37,7 +76,7 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
     auto found = sessions_.find(req, srv);
     if (frame.is_batch()) {
         auto batch = std::get<jsonrpc::batch>(std::move(frame.content));
-        return post_batch(stream, req, keep_alive, std::move(batch), std::move(found));
+        return post_batch(stream, req, keep_alive, std::move(batch), std::move(found), srv);
     }
     auto& one = std::get<jsonrpc::parsed>(frame.content);
     if (!one) {
@@ -70,6 +109,8 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
 asio::awaitable<bool> request_router::post_request(bounded_socket& stream, request& req, bool keep_alive,
                                                    jsonrpc::request r, session_streams::found found,
                                                    server::server& srv, modern_slot& slot) {
+    if (auto refusal = scope_refusal(stream, srv, r))
+        return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto facts = facts_of(req, stream.caller());
     auto const claim = protocol::read_version_claim(r.params).what;
     switch (protocol::route_post(claim, r.method, found.lookup, srv.options().eras)) {
@@ -92,10 +133,15 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
 }
 
 asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request& req, bool keep_alive,
-                                                 jsonrpc::batch b, session_streams::found found) {
+                                                 jsonrpc::batch b, session_streams::found found,
+                                                 server::server const& srv) {
     auto const negotiated = found.session ? live(*found.session).conn->legacy_version() : std::nullopt;
     switch (protocol::route_batch(found.lookup, negotiated)) {
     case protocol::batch_route::in_session:
+        for (auto const& element : b.elements)
+            if (auto const* r = element ? std::get_if<jsonrpc::request>(&*element) : nullptr)
+                if (auto refusal = scope_refusal(stream, srv, *r))
+                    return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
         return sessions_.serve_batch(stream, req, keep_alive, std::move(b), std::move(found.session));
     case protocol::batch_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());

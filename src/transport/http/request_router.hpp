@@ -1,12 +1,13 @@
-// One request, from its head to the coroutine that answers it: the guards (request_guards.hpp), then the
-// route protocol decides from the body and the session named (protocol/http_routing.hpp), carried out by
-// modern_responder or session_streams. Routing is plain functions returning that coroutine: a request makes
-// one frame for its last step and none for the routing (bench/findings.md, "HTTP response head and session
-// requests", item 2).
+// One request, from its head to the coroutine that answers it: the guards (request_guards.hpp), the bearer
+// token on a protected server (bearer_guard.hpp), then the route protocol decides from the body and the
+// session named (protocol/http_routing.hpp), carried out by modern_responder or session_streams. Routing is
+// plain functions returning that coroutine: a request makes one frame for its last step and none for the
+// routing (bench/findings.md, "HTTP response head and session requests", item 2).
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
 
+#include "bearer_guard.hpp"
 #include "bounded_socket.hpp"
 #include "modern_responses.hpp"
 #include "request.hpp"
@@ -16,12 +17,16 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
+#include <string>
+
 namespace duet::transport::http {
 
 class request_router {
 public:
-    request_router(server_context& ctx, request_guards const& guards)
-        : ctx_(ctx), guards_(guards), modern_(ctx), sessions_(ctx) {}
+    /// `bearer` is null on a server that checks no tokens.
+    request_router(server_context& ctx, request_guards const& guards, bearer_guard const* bearer)
+        : ctx_(ctx), guards_(guards), bearer_(bearer), modern_(ctx), sessions_(ctx) {}
 
     /// Returns (the coroutine that says) whether the connection may carry another request. `slot` is the
     /// socket's modern connection.
@@ -29,18 +34,30 @@ public:
                                         modern_slot& slot);
 
 private:
+    // After the guards (and the token, on a protected server): POST, or GET and DELETE.
+    boost::asio::awaitable<bool> route(bounded_socket& stream, request& req, bool keep_alive,
+                                       server::server& srv, modern_slot& slot);
+    // A token the verifier must fetch keys for or ask about first.
+    boost::asio::awaitable<bool> verify_then_route(bounded_socket& stream, request& req, bool keep_alive,
+                                                   server::server& srv, modern_slot& slot, std::string token);
+    // The 403 for a protected server's request the caller's token lacks a tool's (prompt's, resource's)
+    // scope for; nullopt when it holds them, or the server checks no tokens.
+    [[nodiscard]] std::optional<reply> scope_refusal(bounded_socket const& stream, server::server const& srv,
+                                                     jsonrpc::request const& r) const;
     boost::asio::awaitable<bool> post(bounded_socket& stream, request& req, bool keep_alive,
                                       server::server& srv, modern_slot& slot);
     boost::asio::awaitable<bool> post_request(bounded_socket& stream, request& req, bool keep_alive,
                                               jsonrpc::request r, session_streams::found found,
                                               server::server& srv, modern_slot& slot);
     boost::asio::awaitable<bool> post_batch(bounded_socket& stream, request& req, bool keep_alive,
-                                            jsonrpc::batch b, session_streams::found found);
+                                            jsonrpc::batch b, session_streams::found found,
+                                            server::server const& srv);
     boost::asio::awaitable<bool> session_request(bounded_socket& stream, request& req, bool keep_alive,
                                                  server::server const& srv);
 
     server_context& ctx_;
     request_guards const& guards_;
+    bearer_guard const* bearer_;
     modern_responder modern_;
     session_streams sessions_;
 };

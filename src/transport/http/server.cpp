@@ -1,8 +1,10 @@
 // http_server: the listener and its lifecycle (accept, the per-socket read loop, session expiry, the drain).
 // What a request gets is decided in request_router.hpp.
+#include <duet/auth/verifiers.hpp>
 #include <duet/server/connection.hpp>
 #include <duet/transport/http_server.hpp>
 
+#include "bearer_guard.hpp"
 #include "bounded_socket.hpp"
 #include "drain_registry.hpp"
 #include "live_session.hpp"
@@ -86,7 +88,11 @@ public:
         : routes_(std::move(routes)), own_io_(io ? nullptr : std::make_unique<asio::io_context>()),
           ctx_(std::move(options), io ? *io : *own_io_), acceptor_(ctx_.io),
           signals_(ctx_.io, SIGINT, SIGTERM), reload_signal_(ctx_.io), sweep_(ctx_.io),
-          guards_(routes_, ctx_.options), router_(ctx_, guards_) {
+          guards_(routes_, ctx_.options),
+          bearer_(ctx_.options.authorization
+                      ? std::make_unique<http::bearer_guard>(*ctx_.options.authorization, routes_)
+                      : nullptr),
+          router_(ctx_, guards_, bearer_.get()) {
         if (ctx_.options.tls)
             tls_.emplace(*ctx_.options.tls);
     }
@@ -383,12 +389,35 @@ private:
     asio::steady_timer sweep_;
     std::optional<http::tls_listener> tls_;
     http::request_guards guards_;
+    std::unique_ptr<http::bearer_guard> bearer_; ///< null: no tokens checked
     http::request_router router_;
     std::uint16_t port_ = 0;
     std::atomic<std::size_t> open_sockets_{0};
 };
 
 namespace {
+
+// A static bearer_token becomes the authorization it stands for; authorization without a verifier is refused.
+http_options checked_options(http_options options) {
+    if (options.bearer_token && !options.authorization) {
+        auto verifier = auth::make_static_token_verifier(std::move(*options.bearer_token));
+        if (!verifier)
+            throw std::invalid_argument("http_server: " + verifier.error().message);
+        options.authorization = protected_resource{.verifier = std::move(*verifier)};
+    }
+    options.bearer_token.reset();
+    if (options.authorization) {
+        auto const& a = *options.authorization;
+        if (!a.verifier)
+            throw std::invalid_argument("http_server: authorization needs a token verifier");
+        if (!a.authorization_servers.empty() && !a.resource.starts_with("https://") &&
+            !a.resource.starts_with("http://"))
+            throw std::invalid_argument(
+                "http_server: authorization needs the resource's URL (its identifier), not \"" + a.resource +
+                "\"");
+    }
+    return options;
+}
 
 std::vector<http_route> checked_routes(std::vector<http_route> routes) {
     if (routes.empty())
@@ -427,10 +456,12 @@ http_server::http_server(server::server& srv, http_options options)
     : http_server(std::vector<http_route>{{options.path, &srv}}, options) {}
 
 http_server::http_server(std::vector<http_route> routes, http_options options)
-    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options), nullptr)) {}
+    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), checked_options(std::move(options)),
+                                   nullptr)) {}
 
 http_server::http_server(std::vector<http_route> routes, http_options options, asio::io_context& io)
-    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), std::move(options), &io)) {}
+    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), checked_options(std::move(options)),
+                                   &io)) {}
 
 http_server::~http_server() = default;
 

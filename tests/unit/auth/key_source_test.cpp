@@ -208,6 +208,7 @@ TEST(KeySource, ServerDownFromTheStartIsARejection) {
     EXPECT_NE(refused.error().description.find("keys cannot be fetched"), std::string::npos)
         << refused.error().description;
     EXPECT_FALSE(refused.error().unknown_key);
+    EXPECT_TRUE(refused.error().server_unavailable);
 }
 
 TEST(KeySource, RefusesADocumentOverTheSizeLimit) {

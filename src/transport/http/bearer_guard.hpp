@@ -1,0 +1,65 @@
+// What a protected server (http_options::authorization) asks of a request's head after the other guards:
+// no token in the query, a bearer token its verifier accepts, the scopes every request needs; and the
+// Protected Resource Metadata (RFC 9728) it publishes. The answers it refuses with: 400, 401 and 403 with
+// their `WWW-Authenticate` challenges (RFC 6750 §3), 503 when the verifier cannot reach its authorization
+// server. Pure but for the verifier, which it only asks.
+#pragma once
+
+#include <duet/transport/http_server.hpp>
+
+#include "reply.hpp"
+#include "request.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace duet::transport::http {
+
+class bearer_guard {
+public:
+    using token_ptr = std::shared_ptr<protocol::verified_token const>;
+    /// The token's verdict is not known yet: the verifier must be asked with async_verify.
+    struct pending {
+        std::string token;
+    };
+
+    /// `routes` and `authorization` must outlive the guard.
+    bearer_guard(protected_resource const& authorization, std::vector<http_route> const& routes);
+
+    /// The metadata when `path` is one of its well-known URLs: GET answered 200, OPTIONS (a CORS
+    /// preflight) 204, anything else 405.
+    [[nodiscard]] std::optional<reply> metadata(request const& req, std::string_view path) const;
+
+    /// The verified token, the refusal, or the token to verify asynchronously.
+    [[nodiscard]] std::variant<token_ptr, reply, pending> check_now(request const& req) const;
+    /// After async_verify: the token when good and holding the required scopes, else the refusal.
+    [[nodiscard]] std::variant<token_ptr, reply> settle(auth::token_verdict const& verdict) const;
+
+    /// The 403 challenge when `token` lacks a scope of `needed` or of the required ones, naming all of them;
+    /// nullopt when it holds every one.
+    [[nodiscard]] std::optional<reply> insufficient(protocol::verified_token const& token,
+                                                    std::vector<std::string> const& needed) const;
+
+    [[nodiscard]] auth::token_verifier& verifier() const noexcept { return *authorization_.verifier; }
+
+private:
+    [[nodiscard]] reply challenge(boost::beast::http::status status, std::string_view error,
+                                  std::string_view description, std::vector<std::string> const& scopes) const;
+
+    protected_resource const& authorization_;
+    std::vector<std::string> metadata_paths_; ///< the well-known paths served
+    std::string metadata_url_;                ///< resource_metadata in challenges; empty without metadata
+    std::string metadata_body_;
+    std::string cache_control_;
+};
+
+/// The scopes a set of routes' servers ask of their tools, prompts and resources, with `required`, for the
+/// metadata's scopes_supported: each once, in first-seen order.
+[[nodiscard]] std::vector<std::string> scopes_supported(protected_resource const& authorization,
+                                                        std::vector<http_route> const& routes);
+
+} // namespace duet::transport::http
