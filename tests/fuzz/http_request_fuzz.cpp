@@ -8,12 +8,16 @@
 //   on the cuts: a head it cannot read yet is a partial message at the end of the stream);
 // - a target over the server's bound fails the read, and only then;
 // - every answer the head or the body earns is a response that Beast reads back with its status and body,
-//   and whose body, when it has one, is valid JSON.
+//   and whose body, when it has one, is valid JSON;
+// - on a protected server (bearer_guard.hpp) a request passes only with the one good token in its
+//   Authorization header and none in its query, and every challenge is a single Bearer field of visible
+//   ASCII, whatever the verifier's words (which here echo the token).
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/admission.hpp>
 #include <duet/protocol/http_routing.hpp>
 
 #include "support/beast_feed.hpp"
+#include "transport/http/bearer_guard.hpp"
 #include "transport/http/head_fields.hpp"
 #include "transport/http/reply.hpp"
 #include "transport/http/request.hpp"
@@ -127,6 +131,62 @@ void check_answer(reply const& r, unsigned version, bool keep_alive) {
         std::abort();
 }
 
+// The one token this harness's verifier takes; its refusals quote what they were given, bytes and all.
+class harness_verifier final : public auth::token_verifier {
+public:
+    std::optional<auth::token_verdict> verify_now(std::string_view token) override {
+        if (token == "s3cret")
+            return std::make_shared<protocol::verified_token const>(
+                protocol::verified_token{.subject = "fuzz", .scopes = {"mcp"}});
+        if (token.starts_with("later"))
+            return std::nullopt;
+        return auth::token_rejection{"not \"" + std::string(token) + "\"\r\nX-Injected: 1"};
+    }
+    boost::asio::awaitable<auth::token_verdict> async_verify(std::string token) override {
+        co_return *verify_now(token);
+    }
+};
+
+transport::protected_resource const protection{.verifier = std::make_shared<harness_verifier>(),
+                                               .resource = "https://mcp.example/mcp",
+                                               .authorization_servers = {"https://as.example"},
+                                               .required_scopes = {"mcp"},
+                                               .scopes_supported = {"mcp", "tools:write"}};
+
+// What a protected server answers before routing: the metadata, or the token's verdict.
+bool passes_bearer_guard(request const& req, std::string_view path) {
+    static bearer_guard const guard(protection, {"/mcp", "/mcp/search"}, {});
+    if (auto const metadata = guard.metadata(req, path)) {
+        check_answer(*metadata, req.version(), req.keep_alive());
+        return false;
+    }
+    auto const checked = guard.check_now(req);
+    if (auto const* refusal = std::get_if<reply>(&checked)) {
+        check_answer(*refusal, req.version(), req.keep_alive());
+        std::size_t challenges = 0;
+        for (auto const& [name, value] : refusal->headers)
+            if (name == "WWW-Authenticate") {
+                ++challenges;
+                if (!value.starts_with("Bearer ") ||
+                    std::any_of(value.begin(), value.end(),
+                                [](unsigned char c) { return c < 0x20 || c > 0x7E; }))
+                    std::abort();
+            }
+        if (refusal->status != bhttp::status::service_unavailable && challenges != 1)
+            std::abort();
+        return false;
+    }
+    if (std::holds_alternative<bearer_guard::pending>(checked))
+        return false;
+    // Passed: the good token, in the header, none in the query.
+    auto const target = req.target();
+    auto const auth = header(req, bhttp::field::authorization);
+    if (!auth || auth->find("s3cret") == std::string_view::npos ||
+        target.find("access_token") != std::string_view::npos)
+        std::abort();
+    return true;
+}
+
 protocol::server_capabilities const capabilities = [] {
     protocol::server_capabilities c;
     c.tools = c.resources = c.prompts = c.logging = true;
@@ -232,18 +292,21 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     request const req = bounded.release();
 
     static std::vector<transport::http_route> const routes{{"/mcp", nullptr}, {"/mcp/search", nullptr}};
-    static transport::http_options const open_options;
-    static transport::http_options const token_options = [] {
-        transport::http_options o;
-        o.bearer_token = "s3cret";
-        return o;
-    }();
-    request_guards const guards(routes, settings & 0x08 ? token_options : open_options);
+    static transport::http_options const options;
+    bool const is_protected = settings & 0x08;
+    auto const target = req.target();
+    if (is_protected && target.starts_with("/.well-known/")) {
+        (void)passes_bearer_guard(req, target.substr(0, target.find('?')));
+        return 0;
+    }
+    request_guards const guards(routes, options);
     auto const verdict = guards.check(req);
     if (auto const* refusal = std::get_if<reply>(&verdict)) {
         check_answer(*refusal, req.version(), req.keep_alive());
         return 0;
     }
+    if (is_protected && !passes_bearer_guard(req, target.substr(0, target.find('?'))))
+        return 0;
     route(req, settings);
     return 0;
 }

@@ -119,15 +119,9 @@ credential_form read_credential(std::optional<std::string_view> field, std::stri
 
 } // namespace
 
-std::vector<std::string> scopes_supported(protected_resource const& authorization,
-                                          std::vector<http_route> const& routes) {
-    std::vector<std::string> out = authorization.required_scopes;
-    for (auto const& r : routes)
-        add_unique(out, r.srv->declared_scopes());
-    return out;
-}
-
-bearer_guard::bearer_guard(protected_resource const& authorization, std::vector<http_route> const& routes)
+bearer_guard::bearer_guard(protected_resource const& authorization,
+                           std::vector<std::string> const& route_paths,
+                           std::vector<std::string> const& scopes_supported)
     : authorization_(authorization),
       cache_control_("public, max-age=" + std::to_string(authorization.metadata_max_age.count())) {
     if (authorization.authorization_servers.empty() || authorization.resource.empty())
@@ -141,8 +135,8 @@ bearer_guard::bearer_guard(protected_resource const& authorization, std::vector<
             metadata_paths_.push_back(std::move(full));
     };
     add_path(path_of(authorization.resource));
-    for (auto const& r : routes)
-        add_path(r.path);
+    for (auto const& p : route_paths)
+        add_path(p);
 
     json::object doc;
     doc["resource"] = authorization.resource;
@@ -151,8 +145,8 @@ bearer_guard::bearer_guard(protected_resource const& authorization, std::vector<
         servers.emplace_back(s);
     doc["authorization_servers"] = std::move(servers);
     json::array scopes;
-    for (auto const& s : authorization.scopes_supported.empty() ? scopes_supported(authorization, routes)
-                                                                : authorization.scopes_supported)
+    for (auto const& s :
+         authorization.scopes_supported.empty() ? scopes_supported : authorization.scopes_supported)
         scopes.emplace_back(s);
     if (!scopes.empty())
         doc["scopes_supported"] = std::move(scopes);

@@ -27,8 +27,10 @@ public:
         std::string token;
     };
 
-    /// `routes` and `authorization` must outlive the guard.
-    bearer_guard(protected_resource const& authorization, std::vector<http_route> const& routes);
+    /// `authorization` must outlive the guard. `route_paths` are the endpoints served; `scopes_supported` is
+    /// what the metadata lists when authorization.scopes_supported is empty.
+    bearer_guard(protected_resource const& authorization, std::vector<std::string> const& route_paths,
+                 std::vector<std::string> const& scopes_supported);
 
     /// The metadata when `path` is one of its well-known URLs: GET answered 200, OPTIONS (a CORS
     /// preflight) 204, anything else 405.
@@ -56,10 +58,5 @@ private:
     std::string metadata_body_;
     std::string cache_control_;
 };
-
-/// The scopes a set of routes' servers ask of their tools, prompts and resources, with `required`, for the
-/// metadata's scopes_supported: each once, in first-seen order.
-[[nodiscard]] std::vector<std::string> scopes_supported(protected_resource const& authorization,
-                                                        std::vector<http_route> const& routes);
 
 } // namespace duet::transport::http

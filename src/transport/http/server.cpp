@@ -79,6 +79,25 @@ void end_session(store::session& s) {
         http::live(s).conn->finish([] {});
 }
 
+std::vector<std::string> route_paths(std::vector<http_route> const& routes) {
+    std::vector<std::string> out;
+    for (auto const& r : routes)
+        out.push_back(r.path);
+    return out;
+}
+
+// What the metadata lists when the options name no scopes: the required ones and those the routes' tools,
+// prompts and resources ask for, each once.
+std::vector<std::string> scopes_supported(protected_resource const& authorization,
+                                          std::vector<http_route> const& routes) {
+    auto out = authorization.required_scopes;
+    for (auto const& r : routes)
+        for (auto& s : r.srv->declared_scopes())
+            if (std::find(out.begin(), out.end(), s) == out.end())
+                out.push_back(std::move(s));
+    return out;
+}
+
 } // namespace
 
 class http_server::impl : public std::enable_shared_from_this<http_server::impl> {
@@ -89,9 +108,10 @@ public:
           ctx_(std::move(options), io ? *io : *own_io_), acceptor_(ctx_.io),
           signals_(ctx_.io, SIGINT, SIGTERM), reload_signal_(ctx_.io), sweep_(ctx_.io),
           guards_(routes_, ctx_.options),
-          bearer_(ctx_.options.authorization
-                      ? std::make_unique<http::bearer_guard>(*ctx_.options.authorization, routes_)
-                      : nullptr),
+          bearer_(ctx_.options.authorization ? std::make_unique<http::bearer_guard>(
+                                                   *ctx_.options.authorization, route_paths(routes_),
+                                                   scopes_supported(*ctx_.options.authorization, routes_))
+                                             : nullptr),
           router_(ctx_, guards_, bearer_.get()) {
         if (ctx_.options.tls)
             tls_.emplace(*ctx_.options.tls);
