@@ -7,7 +7,7 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, https, gateway, stdio, sessions, fanout, sustained
+//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, stdio, sessions, fanout, sustained
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -39,7 +39,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,https,gateway,stdio,sessions,fanout,sustained').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,stdio,sessions,fanout,sustained').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -421,6 +421,34 @@ async function httpsGroup() {
     }
 }
 
+// ---- auth -----------------------------------------------------------------------------------------------------
+
+const authOpen = 'Duet, unprotected (sliced with the JWT row)';
+const authJwt = 'Duet, JWT-protected (--auth-jwks)';
+const authAudience = 'http://127.0.0.1/mcp';
+
+// A protected `duet serve` checking an RS256 access token on every request (a verified-token cache keyed by the
+// token's hash, so the signature is checked once) against the same server unprotected, in alternating slices.
+// The issuer (bench/peers/jwt-issuer.mjs) only serves the JWK Set once, on the first request.
+async function authGroup() {
+    const running = [];
+    try {
+        const issuer = await keepRunning(running, startServer('jwt-issuer', ['node', path.join(peers, 'jwt-issuer.mjs'), '--audience', authAudience], { cpu: loadCpu }));
+        const [jwks, token] = issuer.url.split(' ');
+        const open = await keepRunning(running, startServer('duet-open', [bin.duet, 'serve', '--port', '0']));
+        const guarded = await keepRunning(running, startServer('duet-jwt', [bin.duet, 'serve', '--port', '0', '--auth-issuer', new URL(jwks).origin, '--auth-audience', authAudience, '--auth-jwks', jwks, '--auth-scopes', 'mcp']));
+        const w = 'HTTP modern tools/call';
+        const modern = workloadEnv(w);
+        const withToken = { ...modern, BENCH_HEADERS_1: `${modern.BENCH_HEADERS_1}|Authorization: Bearer ${token}` };
+        await wrk('Duet unprotected: warm-up', open, modern, plan.warmupSeconds);
+        await wrk('Duet JWT-protected: warm-up', guarded, withToken, plan.warmupSeconds);
+        const entry = (server, target, env) => ({ server, target, workload: w, env, connections: plan.connections });
+        await slicedHttpRows([entry(open, authOpen, modern), entry(guarded, authJwt, withToken)]);
+    } finally {
+        await stopServers(...running.reverse());
+    }
+}
+
 // ---- gateway ------------------------------------------------------------------------------------------------
 
 // `duet gateway` in front of `duet serve`: the p50 a request gains is judged; the share of direct throughput is
@@ -657,6 +685,12 @@ function verdicts() {
         const perCpu = d.rate / d.cpu_pct / (n.rate / n.cpu_pct);
         check(`${w}: ≥ ${100 * share} % of nginx's ${f}`, raw >= share, `${fmt(100 * raw, 1)} % (${fmt(d.rate)} vs ${fmt(n.rate)} req/s); per server CPU-second ${fmt(100 * perCpu, 1)} %; nginx used ${fmt(n.cpu_pct)} % of its core`);
     }
+    {
+        const open = find('HTTP modern tools/call', authOpen);
+        const jwt = find('HTTP modern tools/call', authJwt);
+        if (open && jwt)
+            check('HTTP modern tools/call with a JWT access token: ≥ 80 % of the unprotected rate', jwt.rate / open.rate >= 0.8, `${fmt((100 * jwt.rate) / open.rate, 1)} % (${fmt(jwt.rate)} vs ${fmt(open.rate)} req/s); per server CPU-second ${fmt((100 * jwt.rate * open.cpu_pct) / (jwt.cpu_pct * open.rate), 1)} %; p50 ${ms(jwt.p50_us)} vs ${ms(open.p50_us)} ms`);
+    }
     const kept = (g, direct, directWorkload) =>
         `${fmt((100 * g.rate) / direct.rate, 1)} % (${fmt(g.rate)} vs ${fmt(direct.rate)} req/s${directWorkload ? ` direct ${directWorkload}` : ''} at ${plan.connections} connections); per server CPU-second ${fmt((100 * g.rate * direct.cpu_pct) / (g.cpu_pct * direct.rate), 1)} %`;
     for (const target of Object.values(gatewayTargets)) {
@@ -846,7 +880,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, https: httpsGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
+const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);
