@@ -7,6 +7,7 @@
 #include <duet/store/session_store.hpp>
 
 #include <memory>
+#include <string>
 
 namespace duet::transport::http {
 
@@ -14,7 +15,17 @@ struct live_session final : store::session_local {
     std::shared_ptr<server::connection> conn;
     /// The server of the endpoint the session was opened at (an http_server may serve several).
     server::server const* owner = nullptr;
+    /// Who opened it on a server that checks tokens: the token's issuer and subject. A request naming the
+    /// session with another's token finds no session there (session ids are not credentials).
+    std::string principal;
 };
+
+/// The principal `caller` stands for: empty without a verified token.
+[[nodiscard]] inline std::string principal_of(protocol::caller_identity const* caller) {
+    if (!caller || !caller->token)
+        return {};
+    return caller->token->issuer + '\n' + caller->token->subject;
+}
 
 /// The live half of a session this process created; only the transport gives the store a session_local.
 [[nodiscard]] inline live_session& live(store::session const& s) noexcept {

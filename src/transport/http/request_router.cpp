@@ -73,7 +73,7 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
     // messages along.
     auto frame =
         jsonrpc::parse_frame(req.body(), {.max_bytes = ctx_.options.max_body_bytes}, server::frame_storage());
-    auto found = sessions_.find(req, srv);
+    auto found = sessions_.find(req, srv, stream.caller().get());
     if (frame.is_batch()) {
         auto batch = std::get<jsonrpc::batch>(std::move(frame.content));
         return post_batch(stream, req, keep_alive, std::move(batch), std::move(found), srv);
@@ -157,7 +157,7 @@ asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request
 // GET and DELETE belong to a live legacy session.
 asio::awaitable<bool> request_router::session_request(bounded_socket& stream, request& req, bool keep_alive,
                                                       server::server const& srv) {
-    auto found = sessions_.find(req, srv);
+    auto found = sessions_.find(req, srv, stream.caller().get());
     switch (protocol::route_session_request(found.lookup)) {
     case protocol::session_request_route::in_session:
         if (req.method() == bhttp::verb::get)

@@ -99,6 +99,7 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
     }
     auto local = std::make_shared<live_session>();
     local->owner = &srv;
+    local->principal = principal_of(stream.caller().get());
     auto s = ctx_.sessions->create(local);
     if (!s) {
         reply answer = reply{bhttp::status::service_unavailable,

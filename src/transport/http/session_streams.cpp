@@ -17,7 +17,8 @@ namespace {
 constexpr std::string_view session_header = "Mcp-Session-Id";
 }
 
-session_streams::found session_streams::find(request const& req, server::server const& srv) const {
+session_streams::found session_streams::find(request const& req, server::server const& srv,
+                                             protocol::caller_identity const* caller) const {
     auto const id = header(req, session_header);
     if (!id)
         return {};
@@ -26,6 +27,9 @@ session_streams::found session_streams::find(request const& req, server::server 
     // process serves. Not touched: only legacy traffic keeps a session alive; a modern request never reads or
     // changes one (ERA-POLICY), whatever stale id it carries.
     if (!s || !s->local() || live(*s).owner != &srv)
+        return {nullptr, protocol::session_lookup::unknown};
+    // Opened by someone else: as unknown to this caller as a session that never was.
+    if (auto const& principal = live(*s).principal; !principal.empty() && principal != principal_of(caller))
         return {nullptr, protocol::session_lookup::unknown};
     return {std::move(s), protocol::session_lookup::live};
 }

@@ -30,12 +30,14 @@ class session_streams {
 public:
     explicit session_streams(server_context& ctx) : ctx_(ctx) {}
 
-    /// The session a request's Mcp-Session-Id names at the endpoint of `srv`, and what the lookup found.
+    /// The session a request's Mcp-Session-Id names at the endpoint of `srv`, and what the lookup found; a
+    /// session opened with another principal's token (live_session::principal) is unknown to `caller`.
     struct found {
         std::shared_ptr<store::session> session; ///< null unless `lookup` is live
         protocol::session_lookup lookup = protocol::session_lookup::none;
     };
-    [[nodiscard]] found find(request const& req, server::server const& srv) const;
+    [[nodiscard]] found find(request const& req, server::server const& srv,
+                             protocol::caller_identity const* caller) const;
 
     // ---- POST (session_posts.cpp)
 
