@@ -37,11 +37,31 @@ token_verdict shared(boost::system::result<verified_token, token_rejection> r) {
     return std::make_shared<verified_token const>(std::move(*r));
 }
 
-class jwt_verifier final : public token_verifier, public std::enable_shared_from_this<jwt_verifier> {
+// What both fetching verifiers share: the verdict without waiting when verify_now has it, else from
+// Derived::async_verify_on_strand on the strand where their single-strand fetcher lives.
+template<class Derived>
+class on_strand : public token_verifier, public std::enable_shared_from_this<Derived> {
 public:
-    jwt_verifier(asio::any_io_executor ex, std::shared_ptr<jwks_key_source> source, token_rules rules,
+    awaitable<token_verdict> async_verify(std::string token) override {
+        if (auto now = verify_now(token))
+            co_return std::move(*now);
+        auto self = this->shared_from_this();
+        co_return co_await asio::co_spawn(strand_, self->async_verify_on_strand(std::move(token)),
+                                          asio::use_awaitable);
+    }
+
+protected:
+    using strand_type = asio::strand<asio::any_io_executor>;
+    /// The strand the fetcher was made on.
+    explicit on_strand(strand_type strand) : strand_(std::move(strand)) {}
+    strand_type strand_;
+};
+
+class jwt_verifier final : public on_strand<jwt_verifier> {
+public:
+    jwt_verifier(strand_type strand, std::shared_ptr<jwks_key_source> source, token_rules rules,
                  verified_cache_options cache)
-        : strand_(std::move(ex)), source_(std::move(source)), rules_(std::move(rules)), cache_(cache) {}
+        : on_strand(std::move(strand)), source_(std::move(source)), rules_(std::move(rules)), cache_(cache) {}
 
     std::optional<token_verdict> verify_now(std::string_view token) override {
         auto const now = system_clock::now();
@@ -59,15 +79,8 @@ public:
         return remembered(digest, std::move(checked), now);
     }
 
-    awaitable<token_verdict> async_verify(std::string token) override {
-        if (auto now = verify_now(token))
-            co_return std::move(*now);
-        auto self = shared_from_this();
-        co_return co_await asio::co_spawn(strand_, self->async_verify_on_strand(std::move(token)),
-                                          asio::use_awaitable);
-    }
-
 private:
+    friend class on_strand<jwt_verifier>;
     awaitable<token_verdict> async_verify_on_strand(std::string token) {
         auto checked = co_await source_->async_verify(token, rules_);
         if (auto held = source_->held()) {
@@ -92,7 +105,6 @@ private:
         return verdict;
     }
 
-    asio::strand<asio::any_io_executor> strand_;
     std::shared_ptr<jwks_key_source> source_; ///< on strand_ only
     token_rules const rules_;
     detail::verified_cache cache_;
@@ -100,13 +112,12 @@ private:
     std::optional<jwks_key_source::held_keys> keys_; ///< a copy of the source's, for every thread
 };
 
-class introspecting_verifier final : public token_verifier,
-                                     public std::enable_shared_from_this<introspecting_verifier> {
+class introspecting_verifier final : public on_strand<introspecting_verifier> {
 public:
-    introspecting_verifier(asio::any_io_executor ex, std::shared_ptr<introspection_verifier> endpoint,
+    introspecting_verifier(strand_type strand, std::shared_ptr<introspection_verifier> endpoint,
                            token_rules rules, verified_cache_options cache, std::size_t max_token_bytes)
-        : strand_(std::move(ex)), endpoint_(std::move(endpoint)), rules_(std::move(rules)), cache_(cache),
-          max_token_bytes_(max_token_bytes) {}
+        : on_strand(std::move(strand)), endpoint_(std::move(endpoint)), rules_(std::move(rules)),
+          cache_(cache), max_token_bytes_(max_token_bytes) {}
 
     std::optional<token_verdict> verify_now(std::string_view token) override {
         if (token.size() > max_token_bytes_)
@@ -116,15 +127,8 @@ public:
         return std::nullopt;
     }
 
-    awaitable<token_verdict> async_verify(std::string token) override {
-        if (auto now = verify_now(token))
-            co_return std::move(*now);
-        auto self = shared_from_this();
-        co_return co_await asio::co_spawn(strand_, self->async_verify_on_strand(std::move(token)),
-                                          asio::use_awaitable);
-    }
-
 private:
+    friend class on_strand<introspecting_verifier>;
     awaitable<token_verdict> async_verify_on_strand(std::string token) {
         auto answer = co_await endpoint_->async_verify(token, rules_);
         auto verdict = shared(std::move(answer));
@@ -133,7 +137,6 @@ private:
         co_return verdict;
     }
 
-    asio::strand<asio::any_io_executor> strand_;
     std::shared_ptr<introspection_verifier> endpoint_; ///< on strand_ only
     token_rules const rules_;
     detail::verified_cache cache_;
