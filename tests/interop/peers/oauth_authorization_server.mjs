@@ -64,7 +64,9 @@ listener.listen(options.port, '127.0.0.1', async () => {
     cookies: { keys: ['duet-e2e-cookies'] },
     findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
     pkce: { required: () => true },
-    scopes: ['openid', 'offline_access'],
+    // The resource scope too: a client may register with the scopes it will ask for (the TypeScript SDK
+    // does), and registration accepts only scopes listed here.
+    scopes: ['openid', 'offline_access', resourceScope],
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
