@@ -132,6 +132,8 @@ std::vector<header_field> mcp_http::session_headers() const {
 request_spec mcp_http::spec_for(json::value const& message, std::vector<header_field> const& extra) const {
     auto headers = claimed_version(message) ? modern_headers(message) : session_headers();
     auto spec = post_spec(json::serialize(message), std::move(headers));
+    for (auto const& h : defaults_)
+        set_header(spec, h.name, h.value);
     for (auto const& h : extra)
         set_header(spec, h.name, h.value);
     return spec;
@@ -189,7 +191,10 @@ std::vector<json::value> mcp_http::rest(response_stream& s) {
 reply mcp_http::initialize(std::string_view version, json::object capabilities, bool send_initialized) {
     auto const init = initialize_request("init", version, std::move(capabilities));
     session_.reset();
-    auto r = send(post_spec(json::serialize(init)), init);
+    auto spec = post_spec(json::serialize(init));
+    for (auto const& h : defaults_)
+        set_header(spec, h.name, h.value);
+    auto r = send(spec, init);
     if (auto id = r.header("Mcp-Session-Id"))
         session_ = *id;
     else

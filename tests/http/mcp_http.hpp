@@ -85,6 +85,10 @@ public:
     /// Forgets the session (the server is not told; see DELETE).
     void forget_session() { session_.reset(); }
 
+    /// Headers every later request of this client carries (e.g. Authorization), initialize included;
+    /// a request's own `extra` headers still replace them.
+    void set_default_headers(std::vector<header_field> headers) { defaults_ = std::move(headers); }
+
     /// The session headers: Mcp-Session-Id, and MCP-Protocol-Version once negotiated (2025-06-18 on).
     [[nodiscard]] std::vector<header_field> session_headers() const;
 
@@ -100,6 +104,7 @@ private:
     transcript log_;
     std::optional<std::string> session_;
     std::string version_;
+    std::vector<header_field> defaults_;
 };
 
 /// The GET that opens a legacy session's standalone SSE stream (session headers, Accept), then `extra`
