@@ -425,6 +425,9 @@ async function httpsGroup() {
 
 const authOpen = 'Duet, unprotected (sliced with the JWT row)';
 const authJwt = 'Duet, JWT-protected (--auth-jwks)';
+// Diagnostic, no verdict: the unprotected server sent the same token, which it ignores: what carrying ~1 KB more
+// per request costs, apart from checking it.
+const authCarried = 'Duet, unprotected, the same token sent and ignored (diagnostic)';
 const authAudience = 'http://127.0.0.1/mcp';
 
 // A protected `duet serve` checking an RS256 access token on every request (a verified-token cache keyed by the
@@ -443,7 +446,7 @@ async function authGroup() {
         await wrk('Duet unprotected: warm-up', open, modern, plan.warmupSeconds);
         await wrk('Duet JWT-protected: warm-up', guarded, withToken, plan.warmupSeconds);
         const entry = (server, target, env) => ({ server, target, workload: w, env, connections: plan.connections });
-        await slicedHttpRows([entry(open, authOpen, modern), entry(guarded, authJwt, withToken)]);
+        await slicedHttpRows([entry(open, authOpen, modern), entry(guarded, authJwt, withToken), entry(open, authCarried, withToken)]);
     } finally {
         await stopServers(...running.reverse());
     }

@@ -26,9 +26,23 @@ void add_unique(std::vector<std::string>& into, std::vector<std::string> const& 
 
 } // namespace
 
+std::vector<std::string> const* server::resource_scopes(std::string_view uri) const {
+    if (auto it = resources_.find(std::string(uri)); it != resources_.end())
+        return &it->second->required_scopes;
+    for (auto const& entry : templates_)
+        if (match_uri_template(entry.second->uri_template, uri))
+            return &entry.second->required_scopes;
+    return nullptr;
+}
+
 std::vector<std::string> server::scopes_needed(std::string_view method,
                                                boost::json::value const& params) const {
+    std::vector<std::string> out;
     std::shared_lock lock(mutex_);
+    auto add_resource = [&](std::optional<std::string_view> uri) {
+        if (auto const* scopes = uri ? resource_scopes(*uri) : nullptr)
+            add_unique(out, *scopes);
+    };
     if (method == "tools/call") {
         auto const name = string_param(params, "name");
         if (auto it = name ? tools_.find(*name) : tools_.end(); it != tools_.end())
@@ -37,17 +51,38 @@ std::vector<std::string> server::scopes_needed(std::string_view method,
         auto const name = string_param(params, "name");
         if (auto it = name ? prompts_.find(std::string(*name)) : prompts_.end(); it != prompts_.end())
             return it->second->required_scopes;
-    } else if (method == "resources/read") {
-        auto const uri = string_param(params, "uri");
-        if (!uri)
-            return {};
-        if (auto it = resources_.find(std::string(*uri)); it != resources_.end())
-            return it->second->required_scopes;
-        for (auto const& entry : templates_)
-            if (match_uri_template(entry.second->uri_template, *uri))
-                return entry.second->required_scopes;
+    } else if (method == "resources/read" || method == "resources/subscribe") {
+        add_resource(string_param(params, "uri"));
+    } else if (method == "completion/complete") {
+        // Completing a prompt's arguments or a template's variables tells of what they hold.
+        auto const* p = params.if_object();
+        auto const* ref = p ? p->if_contains("ref") : nullptr;
+        if (ref && ref->is_object()) {
+            auto const type = string_param(*ref, "type");
+            if (type == "ref/prompt") {
+                auto const name = string_param(*ref, "name");
+                if (auto it = name ? prompts_.find(std::string(*name)) : prompts_.end(); it != prompts_.end())
+                    return it->second->required_scopes;
+            } else if (type == "ref/resource") {
+                auto const uri = string_param(*ref, "uri");
+                if (auto it = uri ? templates_.find(std::string(*uri)) : templates_.end();
+                    it != templates_.end())
+                    return it->second->required_scopes;
+                add_resource(uri);
+            }
+        }
+    } else if (method == "subscriptions/listen") {
+        auto const* p = params.if_object();
+        auto const* filter = p ? p->if_contains("notifications") : nullptr;
+        auto const* uris = filter && filter->is_object()
+                               ? filter->get_object().if_contains("resourceSubscriptions")
+                               : nullptr;
+        if (uris && uris->is_array())
+            for (auto const& u : uris->get_array())
+                if (u.is_string())
+                    add_resource(std::string_view(u.get_string()));
     }
-    return {};
+    return out;
 }
 
 std::vector<std::string> server::declared_scopes() const {

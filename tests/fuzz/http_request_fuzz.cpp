@@ -160,7 +160,8 @@ bool passes_bearer_guard(request const& req, std::string_view path) {
         check_answer(*metadata, req.version(), req.keep_alive());
         return false;
     }
-    auto const checked = guard.check_now(req);
+    remembered_token last; // a new connection's: nothing remembered
+    auto const checked = guard.check_now(req, last);
     if (auto const* refusal = std::get_if<reply>(&checked)) {
         check_answer(*refusal, req.version(), req.keep_alive());
         std::size_t challenges = 0;

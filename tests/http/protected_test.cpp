@@ -710,6 +710,43 @@ TEST(ProtectedScopes, ALegacySessionCallNeedingAScopeTheTokenLacksIsRefusedWithI
     pr_expect_insufficient(old.post(batch), "mcp tools:write");
 }
 
+// What tells of a resource or prompt without reading it needs its scope too: a subscription (legacy
+// resources/subscribe, a modern listen's resourceSubscriptions) and completion of its arguments.
+TEST(ProtectedScopes, SubscribingListeningAndCompletingNeedTheItemsScopes) {
+    auto s = pr_jwt_stack();
+    mcp_http c(s->ep());
+    c.set_default_headers({pr_bearer(pr_jwt())});
+    c.initialize(pr_legacy_version);
+    ASSERT_TRUE(c.session_id());
+    pr_expect_insufficient(c.post(legacy_request(2, "resources/subscribe", {{"uri", "file:///secret.txt"}})),
+                           "mcp resources:read");
+    auto const subscribed = c.post(legacy_request(3, "resources/subscribe", {{"uri", "file:///secret.txt"}}),
+                                   {pr_bearer(pr_jwt("mcp resources:read"))});
+    EXPECT_NE(subscribed.status, 403u) << subscribed.body;
+
+    mcp_http m(s->ep());
+    json::object filter{{"resourceSubscriptions", json::array{"file:///vault/key"}}};
+    pr_expect_insufficient(
+        m.post(modern_request(4, "subscriptions/listen", {{"notifications", filter}}), {pr_bearer(pr_jwt())}),
+        "mcp vault:read");
+
+    json::object prompt_ref{{"ref", {{"type", "ref/prompt"}, {"name", "plan"}}},
+                            {"argument", {{"name", "topic"}, {"value", "a"}}}};
+    pr_expect_insufficient(
+        m.post(modern_request(5, "completion/complete", prompt_ref), {pr_bearer(pr_jwt())}),
+        "mcp prompts:read");
+    json::object template_ref{{"ref", {{"type", "ref/resource"}, {"uri", "file:///vault/{name}"}}},
+                              {"argument", {{"name", "name"}, {"value", "k"}}}};
+    pr_expect_insufficient(
+        m.post(modern_request(6, "completion/complete", template_ref), {pr_bearer(pr_jwt())}),
+        "mcp vault:read");
+    auto const completed =
+        m.post(modern_request(7, "completion/complete", template_ref), {pr_bearer(pr_jwt("mcp vault:read"))});
+    // Past the token check (this server completes nothing, so the method itself is not found).
+    EXPECT_NE(completed.status, 403u) << completed.body;
+    EXPECT_NE(completed.status, 401u) << completed.body;
+}
+
 TEST(ProtectedScopes, TheServerWideScopeIsNeededByEveryMethodInBothEras) {
     auto s = pr_jwt_stack();
     auto const without = pr_jwt("tools:write prompts:read");

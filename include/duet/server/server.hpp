@@ -323,7 +323,9 @@ public:
 
     /// The scopes a bearer token needs for this request beyond the server-wide ones: the required_scopes of
     /// the tool a tools/call names, the prompt of a prompts/get, the resource (or the template matching the
-    /// URI) of a resources/read; none for other methods or names that match nothing. Thread-safe.
+    /// URI) of a resources/read or resources/subscribe, those of every URI a subscriptions/listen watches,
+    /// the prompt or template a completion/complete completes; none for other methods or names that match
+    /// nothing. Thread-safe.
     [[nodiscard]] std::vector<std::string> scopes_needed(std::string_view method,
                                                          boost::json::value const& params) const;
     /// Every scope a registered tool, prompt, resource or template requires, each once.
@@ -389,6 +391,9 @@ private:
     // deliver() here.
     void announce(server_event const& e);
     void deliver(server_event const& e);
+    // The required_scopes of the resource `uri` names, else of the first template matching it; null when
+    // neither. mutex_ held.
+    std::vector<std::string> const* resource_scopes(std::string_view uri) const;
     // Recomputes the capabilities snapshot; called with mutex_ held exclusively, so snapshots are published
     // in the order of the changes they reflect.
     void refresh_capabilities();

@@ -11,6 +11,8 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 
 namespace duet::transport::http {
 
@@ -88,6 +90,15 @@ bool token_in_query(std::string_view target) {
     return false;
 }
 
+// RFC 6750 §2.1 b64token's characters before its "=" padding, as a table: every request's token is walked.
+constexpr auto b64token_chars = [] {
+    std::array<bool, 256> table{};
+    for (unsigned char c = 0; c < 128; ++c)
+        table[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                   c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
+    return table;
+}();
+
 // RFC 6750 §2.1: "Bearer" (any case), one or more spaces, a b64token.
 enum class credential_form { none, malformed, bearer };
 credential_form read_credential(std::optional<std::string_view> field, std::string_view& token) {
@@ -107,12 +118,9 @@ credential_form read_credential(std::optional<std::string_view> field, std::stri
     auto const end = value.find_last_not_of('=');
     if (end == std::string_view::npos)
         return credential_form::malformed;
-    for (char c : value.substr(0, end + 1)) {
-        bool const ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                        c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
-        if (!ok)
+    for (char c : value.substr(0, end + 1))
+        if (!b64token_chars[static_cast<unsigned char>(c)])
             return credential_form::malformed;
-    }
     token = value;
     return credential_form::bearer;
 }
@@ -185,7 +193,7 @@ std::optional<reply> bearer_guard::metadata(request const& req, std::string_view
 }
 
 std::variant<bearer_guard::token_ptr, reply, bearer_guard::pending>
-bearer_guard::check_now(request const& req) const {
+bearer_guard::check_now(request const& req, remembered_token& last) const {
     if (token_in_query(req.target())) {
         auto r = challenge(bhttp::status::bad_request, "invalid_request",
                            "access tokens are accepted in the Authorization header only, never in the query",
@@ -203,16 +211,20 @@ bearer_guard::check_now(request const& req) const {
     case credential_form::bearer:
         break;
     }
+    auto const steady_now = std::chrono::steady_clock::now();
+    if (last.verdict && steady_now < last.until && token == last.token)
+        return last.verdict; // scopes held were checked when it was remembered
     auto now = authorization_.verifier->verify_now(token);
     if (!now)
         return pending{std::string(token)};
-    auto settled = settle(*now);
+    auto settled = settle(*now, std::string(token), last);
     if (auto* refusal = std::get_if<reply>(&settled))
         return std::move(*refusal);
     return std::get<token_ptr>(std::move(settled));
 }
 
-std::variant<bearer_guard::token_ptr, reply> bearer_guard::settle(auth::token_verdict const& verdict) const {
+std::variant<bearer_guard::token_ptr, reply>
+bearer_guard::settle(auth::token_verdict const& verdict, std::string token, remembered_token& last) const {
     if (!verdict) {
         auto const& why = verdict.error();
         if (why.server_unavailable) {
@@ -226,6 +238,14 @@ std::variant<bearer_guard::token_ptr, reply> bearer_guard::settle(auth::token_ve
     }
     if (auto refusal = insufficient(**verdict, {}))
         return std::move(*refusal);
+    // Remembered for a second at most, and never past the token's expiry.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    if (auto const& expires = (*verdict)->expires_at) {
+        auto const left = *expires - std::chrono::system_clock::now();
+        until = std::min(until, std::chrono::steady_clock::now() +
+                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(left));
+    }
+    last = {std::move(token), *verdict, until};
     return *verdict;
 }
 

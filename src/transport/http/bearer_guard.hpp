@@ -7,6 +7,7 @@
 
 #include <duet/transport/http_server.hpp>
 
+#include "remembered_token.hpp"
 #include "reply.hpp"
 #include "request.hpp"
 
@@ -36,10 +37,13 @@ public:
     /// preflight) 204, anything else 405.
     [[nodiscard]] std::optional<reply> metadata(request const& req, std::string_view path) const;
 
-    /// The verified token, the refusal, or the token to verify asynchronously.
-    [[nodiscard]] std::variant<token_ptr, reply, pending> check_now(request const& req) const;
-    /// After async_verify: the token when good and holding the required scopes, else the refusal.
-    [[nodiscard]] std::variant<token_ptr, reply> settle(auth::token_verdict const& verdict) const;
+    /// The verified token, the refusal, or the token to verify asynchronously. `last` is the connection's
+    /// memory of its previous token, read and updated here.
+    [[nodiscard]] std::variant<token_ptr, reply, pending> check_now(request const& req,
+                                                                    remembered_token& last) const;
+    /// After async_verify of `token`: the token when good and holding the required scopes, else the refusal.
+    [[nodiscard]] std::variant<token_ptr, reply> settle(auth::token_verdict const& verdict, std::string token,
+                                                        remembered_token& last) const;
 
     /// The 403 challenge when `token` lacks a scope of `needed` or of the required ones, naming all of them;
     /// nullopt when it holds every one.

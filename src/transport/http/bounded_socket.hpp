@@ -20,6 +20,7 @@
 
 #include <duet/protocol/caller.hpp>
 
+#include "remembered_token.hpp"
 #include "support/deadline_watch.hpp"
 #include "tls/either_stream.hpp"
 
@@ -28,6 +29,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace duet::transport::http {
@@ -64,6 +66,9 @@ public:
         connection_caller_ = c;
         caller_ = std::move(c);
     }
+    /// The bearer token this connection's last request carried, and its verdict (remembered_token.hpp).
+    [[nodiscard]] remembered_token& last_token() noexcept { return last_token_; }
+
     /// The bearer token verified for the request served next (null: none). A kept-alive client presenting
     /// the same token again reuses the identity made for the last request.
     void set_request_token(std::shared_ptr<protocol::verified_token const> token) {
@@ -159,6 +164,7 @@ private:
     clock::duration shortest_;
     std::shared_ptr<protocol::caller_identity const> caller_;
     std::shared_ptr<protocol::caller_identity const> connection_caller_; ///< from the TLS handshake
+    remembered_token last_token_;
     std::shared_ptr<guard> guard_;
     support::deadline_watch<guard> watch_;
 };

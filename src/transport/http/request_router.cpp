@@ -29,7 +29,7 @@ asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& re
         return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto& srv = *std::get<http_route const*>(verdict)->srv;
     if (bearer_) {
-        auto checked = bearer_->check_now(req);
+        auto checked = bearer_->check_now(req, stream.last_token());
         if (auto* refusal = std::get_if<reply>(&checked))
             return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
         if (auto* later = std::get_if<bearer_guard::pending>(&checked))
@@ -49,8 +49,8 @@ asio::awaitable<bool> request_router::route(bounded_socket& stream, request& req
 asio::awaitable<bool> request_router::verify_then_route(bounded_socket& stream, request& req, bool keep_alive,
                                                         server::server& srv, modern_slot& slot,
                                                         std::string token) {
-    auto verdict = co_await bearer_->verifier().async_verify(std::move(token));
-    auto settled = bearer_->settle(verdict);
+    auto verdict = co_await bearer_->verifier().async_verify(token);
+    auto settled = bearer_->settle(verdict, std::move(token), stream.last_token());
     if (auto* refusal = std::get_if<reply>(&settled))
         co_return co_await ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     stream.set_request_token(std::get<bearer_guard::token_ptr>(std::move(settled)));
