@@ -26,12 +26,16 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -261,6 +265,35 @@ inline boost::json::object stored_tokens(oauth_home const& home) {
 inline std::string string_field(boost::json::object const& o, std::string_view name) {
     auto const* v = o.if_contains(name);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+/// A loopback port free a moment ago: a protected server's audience names its URL, so the port is chosen
+/// before it starts. Nothing else on the machine takes ports this way, so the race is only in theory.
+inline std::uint16_t free_loopback_port() {
+    int const s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+        ADD_FAILURE() << "no free loopback port";
+    if (s >= 0)
+        ::close(s);
+    return ntohs(a.sin_port);
+}
+
+/// The authorization server's JWK Set URL, from its discovery document.
+inline std::string jwks_uri_of(std::string const& issuer) {
+    auto const r = duet::test::http::exchange(
+        duet::test::http::endpoint::parse(issuer + "/.well-known/openid-configuration"), {.method = "GET"});
+    auto const doc = r.json();
+    if (r.status != 200 || !doc.is_object() || !doc.as_object().contains("jwks_uri") ||
+        !doc.at("jwks_uri").is_string()) {
+        ADD_FAILURE() << "no jwks_uri at " << issuer << ": HTTP " << r.status << " " << r.body;
+        return {};
+    }
+    return std::string(doc.at("jwks_uri").get_string());
 }
 
 } // namespace duet::test::oauth_login

@@ -33,44 +33,16 @@ using duet::test::oauth_login::oauth_peer_node;
 
 namespace {
 
-// A loopback port free a moment ago: the server's audience names its URL, so the port is chosen before it
-// starts. Nothing else on the machine takes ports this way, so the race is only in theory.
-std::uint16_t protected_serve_free_port() {
-    int const s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        ADD_FAILURE() << "no free loopback port";
-    if (s >= 0)
-        ::close(s);
-    return ntohs(a.sin_port);
-}
-
-// The authorization server's JWK Set URL, from its discovery document.
-std::string protected_serve_jwks_uri(std::string const& issuer) {
-    auto const r = duet::test::http::exchange(
-        duet::test::http::endpoint::parse(issuer + "/.well-known/openid-configuration"), {.method = "GET"});
-    auto const doc = r.json();
-    if (r.status != 200 || !doc.is_object() || !doc.as_object().contains("jwks_uri") ||
-        !doc.at("jwks_uri").is_string()) {
-        ADD_FAILURE() << "no jwks_uri at " << issuer << ": HTTP " << r.status << " " << r.body;
-        return {};
-    }
-    return std::string(doc.at("jwks_uri").get_string());
-}
-
 // The authorization server, then `duet serve` protected by it.
 struct protected_serve_peers {
     explicit protected_serve_peers(oauth_home const& home)
-        : port(protected_serve_free_port()), mcp("http://127.0.0.1:" + std::to_string(port) + "/mcp"),
+        : port(duet::test::oauth_login::free_loopback_port()),
+          mcp("http://127.0.0.1:" + std::to_string(port) + "/mcp"),
           authorization_server({oauth_peer_node(), interop_dir() + "/peers/oauth_authorization_server.mjs",
                                 // Long enough that no token expires during a test: refreshes are
                                 // oauth_e2e_test's business.
                                 "--access-token-ttl", "300", "--log", home.log_file()}),
-          issuer(authorization_server.url()), jwks(protected_serve_jwks_uri(issuer)),
+          issuer(authorization_server.url()), jwks(duet::test::oauth_login::jwks_uri_of(issuer)),
           server({DUET_BINARY, "serve", "--port", std::to_string(port), "--auth-issuer", issuer,
                   "--auth-audience", mcp, "--auth-jwks", jwks, "--auth-scopes", "mcp:tools"}) {}
 

@@ -36,38 +36,12 @@ using duet::test::oauth_login::oauth_peer_node;
 
 namespace {
 
-// A loopback port free a moment ago: the gateway's audience names its URL, so the port is chosen first.
-std::uint16_t front_door_free_port() {
-    int const s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        ADD_FAILURE() << "no free loopback port";
-    if (s >= 0)
-        ::close(s);
-    return ntohs(a.sin_port);
-}
-
-std::string front_door_jwks_uri(std::string const& issuer) {
-    auto const r = duet::test::http::exchange(
-        duet::test::http::endpoint::parse(issuer + "/.well-known/openid-configuration"), {.method = "GET"});
-    auto const doc = r.json();
-    if (r.status != 200 || !doc.is_object() || !doc.as_object().contains("jwks_uri") ||
-        !doc.at("jwks_uri").is_string()) {
-        ADD_FAILURE() << "no jwks_uri at " << issuer << ": HTTP " << r.status << " " << r.body;
-        return {};
-    }
-    return std::string(doc.at("jwks_uri").get_string());
-}
-
 // The authorization server, the recording upstream, and the gateway protected by the one in front of the
 // other.
 struct front_door_peers {
     explicit front_door_peers(oauth_home const& home)
-        : port(front_door_free_port()), mcp("http://127.0.0.1:" + std::to_string(port) + "/mcp"),
+        : port(duet::test::oauth_login::free_loopback_port()),
+          mcp("http://127.0.0.1:" + std::to_string(port) + "/mcp"),
           authorization_server({oauth_peer_node(), interop_dir() + "/peers/oauth_authorization_server.mjs",
                                 "--access-token-ttl", "300", "--log", home.log_file()},
                                child_process::input::pipe),
@@ -77,7 +51,7 @@ struct front_door_peers {
           upstream_url(duet::test::gateway::first_stdout_line(upstream)),
           gateway({DUET_BINARY, "gateway", "--port", std::to_string(port), "--upstream", upstream_url,
                    "--era", "legacy", "--auth-issuer", issuer, "--auth-audience", mcp, "--auth-jwks",
-                   front_door_jwks_uri(issuer), "--auth-scopes", "mcp:tools"},
+                   duet::test::oauth_login::jwks_uri_of(issuer), "--auth-scopes", "mcp:tools"},
                   child_process::input::null),
           gateway_url(duet::test::gateway::first_stdout_line(gateway)) {}
 
