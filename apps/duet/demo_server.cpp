@@ -59,7 +59,8 @@ std::string accepted_name(json::value const& answer) {
 
 } // namespace
 
-std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
+std::unique_ptr<server::server> make_demo_server(protocol::era_support eras,
+                                                 std::vector<server::state_key> state_keys) {
     server_options options;
     options.info = {.name = "duet-demo",
                     .version = "0.1.0",
@@ -69,6 +70,7 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras) {
                     .icons = {}};
     options.instructions = "Try the echo tool first; add shows typed tools; countdown reports progress.";
     options.eras = eras;
+    options.request_state_keys = std::move(state_keys);
     auto srv = std::make_unique<server::server>(std::move(options));
 
     srv->add_tool(tool{.name = "echo",

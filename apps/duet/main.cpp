@@ -17,6 +17,7 @@
 #include "cmd_gateway.hpp"
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/state_key_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "demo_server.hpp"
 
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
     duet::apps::add_listener_flags(*serve, listener, http);
     duet::apps::auth_flags auth;
     duet::apps::add_auth_flags(*serve, auth);
+    duet::apps::state_key_flags state_keys;
+    duet::apps::add_state_key_flags(*serve, state_keys);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -93,7 +96,12 @@ int main(int argc, char** argv) {
     auto const eras = legacy_only   ? duet::protocol::era_support::legacy_only
                       : modern_only ? duet::protocol::era_support::modern_only
                                     : duet::protocol::era_support::both;
-    auto srv = duet::apps::make_demo_server(eras);
+    duet::server::server_options keyed;
+    if (auto why = duet::apps::apply_state_key_flags(state_keys, keyed)) {
+        std::fprintf(stderr, "duet serve: %s\n", why->c_str());
+        return 2;
+    }
+    auto srv = duet::apps::make_demo_server(eras, std::move(keyed.request_state_keys));
     if (stdio) {
         std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
         return duet::transport::serve_stdio(*srv);

@@ -115,13 +115,34 @@ void throw_exception_from_error(state_error const& e, boost::source_location con
     boost::throw_exception(std::invalid_argument(e.message), loc);
 }
 
-state_sealer::state_sealer(std::string key) : key_(std::move(key)) {
-    if (key_.empty()) {
-        key_.resize(32);
-        if (RAND_bytes(reinterpret_cast<unsigned char*>(key_.data()), static_cast<int>(key_.size())) != 1)
+state_sealer::state_sealer(std::string key) {
+    if (key.empty()) {
+        key.resize(32);
+        if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1)
             throw std::runtime_error("the system random generator failed");
-    } else if (key_.size() < 16) {
+    } else if (key.size() < 16) {
         throw std::invalid_argument("a requestState key needs at least 16 bytes");
+    }
+    keys_.push_back({{}, std::move(key)});
+}
+
+state_sealer::state_sealer(std::vector<state_key> keys) : keys_(std::move(keys)) {
+    if (keys_.empty())
+        throw std::invalid_argument("a requestState key ring needs a key");
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+        auto const& id = keys_[i].id;
+        bool const id_ok = !id.empty() && id.size() <= 32 && std::all_of(id.begin(), id.end(), [](char c) {
+            return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                   c == '_';
+        });
+        if (!id_ok)
+            throw std::invalid_argument("a requestState key id is 1 to 32 of A-Z a-z 0-9 - _, not \"" + id +
+                                        "\"");
+        if (keys_[i].secret.size() < 16)
+            throw std::invalid_argument("the requestState key " + id + " needs at least 16 bytes");
+        for (std::size_t j = 0; j < i; ++j)
+            if (keys_[j].id == id)
+                throw std::invalid_argument("two requestState keys have the id " + id);
     }
 }
 
@@ -145,21 +166,32 @@ std::string state_sealer::seal(std::string_view method, boost::json::value const
                                 {"a", state.answers},
                                 {"s", state.handler_state},
                                 {"q", state.pending}};
-    auto const body = encode64(jsonrpc::to_json_text(payload));
-    return body + "." + encode64(mac(key_, body));
+    auto const& key = keys_.front();
+    // A key with an id is named first, and the MAC covers the name: "ID.BODY.MAC", or "BODY.MAC" without one.
+    auto const sealed =
+        (key.id.empty() ? std::string() : key.id + ".") + encode64(jsonrpc::to_json_text(payload));
+    return sealed + "." + encode64(mac(key.secret, sealed));
 }
 
 boost::system::result<input_state, state_error>
 state_sealer::open(std::string_view token, std::string_view method, boost::json::value const& params,
                    std::chrono::system_clock::time_point now) const {
-    auto const dot = token.find('.');
+    auto const dot = token.rfind('.');
     if (dot == std::string_view::npos)
         return state_error{"requestState is malformed"};
-    auto const body = token.substr(0, dot);
+    auto const sealed = token.substr(0, dot);
+    auto const id_end = sealed.find('.');
+    auto const id = id_end == std::string_view::npos ? std::string_view() : sealed.substr(0, id_end);
+    auto const body = id_end == std::string_view::npos ? sealed : sealed.substr(id_end + 1);
+    auto const key =
+        std::find_if(keys_.begin(), keys_.end(), [id](state_key const& k) { return k.id == id; });
+    if (key == keys_.end())
+        return state_error{id.empty() ? "requestState was not issued by this server or was altered"
+                                      : "requestState was sealed with a key this server does not hold"};
     // Compared as text: decoding would ignore the unused low bits of the last character, so several
     // spellings of one MAC would pass.
     auto const given = token.substr(dot + 1);
-    auto const expected = encode64(mac(key_, body));
+    auto const expected = encode64(mac(key->secret, sealed));
     if (given.size() != expected.size() || CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0)
         return state_error{"requestState was not issued by this server or was altered"};
     auto const json = decode64(body);

@@ -61,7 +61,9 @@ std::optional<server_event> decode_event(std::string_view payload) {
 
 server::server(server_options options)
     : options_(std::move(options)), server_info_(options_.info.to_json()),
-      server_info_tail_(meta_tail(server_info_)), sealer_(options_.request_state_key),
+      server_info_tail_(meta_tail(server_info_)),
+      sealer_(options_.request_state_keys.empty() ? state_sealer(options_.request_state_key)
+                                                  : state_sealer(options_.request_state_keys)),
       pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
     lookup_ = [this](std::string_view tool_name) -> std::span<protocol::param_header const> {
         std::shared_lock lock(mutex_);

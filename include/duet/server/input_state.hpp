@@ -18,6 +18,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace duet::server {
 
@@ -33,10 +34,20 @@ struct state_error {
 };
 [[noreturn]] void throw_exception_from_error(state_error const& e, boost::source_location const& loc);
 
+/// A requestState key with the id a sealed state names it by, so processes sharing a key ring can roll a new
+/// key in while the old one still opens what it sealed.
+struct state_key {
+    std::string id;     ///< 1 to 32 of A-Z a-z 0-9 - _
+    std::string secret; ///< at least 16 bytes
+};
+
 class state_sealer {
 public:
     /// `key` of at least 16 bytes; an empty key picks 32 random bytes (valid for this process only).
     explicit state_sealer(std::string key = {});
+    /// A key ring: the first key seals, every key opens what it sealed (a state names its key's id). Throws
+    /// std::invalid_argument for no key, a bad id, two keys with one id, or a secret under 16 bytes.
+    explicit state_sealer(std::vector<state_key> keys);
 
     [[nodiscard]] std::string seal(std::string_view method, boost::json::value const& params,
                                    input_state const& state,
@@ -51,7 +62,8 @@ public:
     [[nodiscard]] static std::string canonical_params(boost::json::value const& params);
 
 private:
-    std::string key_;
+    // The key that seals first; an empty id for the single-key form (a state then names no key).
+    std::vector<state_key> keys_;
 };
 
 } // namespace duet::server

@@ -77,6 +77,9 @@ struct server_options {
     /// state only opens on the process that issued it (set one shared key when several instances serve one
     /// endpoint).
     std::string request_state_key;
+    /// A key ring instead (when not empty): the first key seals, every key opens what it sealed, so processes
+    /// sharing the ring can roll a new key in (first) while the old one still opens states in flight.
+    std::vector<state_key> request_state_keys;
     /// How long a client has to answer an input_required round.
     std::chrono::seconds request_state_ttl = std::chrono::minutes(10);
     /// Carries announcements (list_changed, resources/updated) to every process serving this endpoint, each

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -261,6 +262,63 @@ TEST(InputStateSealer, ShortKeyIsRejected) {
     EXPECT_THROW(state_sealer{std::string(15, 'k')}, std::invalid_argument);
     EXPECT_NO_THROW(state_sealer{std::string(16, 'k')});
     EXPECT_NO_THROW(state_sealer{});
+}
+
+// ---- key rings: processes sharing keys, a new key rolled in ahead of the old one
+
+using duet::server::state_key;
+
+TEST(InputStateKeyRing, AStateSealedByOneProcessOpensOnAnotherWithTheSameRing) {
+    std::vector<state_key> const ring{{"k1", std::string(key_a)}};
+    state_sealer const one(ring);
+    state_sealer const other(ring);
+    auto const token = one.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_TRUE(token.starts_with("k1.")) << token;
+    auto const opened = other.open(token, "tools/call", wizard_call_params(), t0);
+    ASSERT_TRUE(opened) << opened.error().message;
+    EXPECT_EQ(opened->answers, sample_state().answers);
+}
+
+TEST(InputStateKeyRing, ANewKeyRolledInStillOpensWhatTheOldOneSealed) {
+    state_sealer const before(std::vector<state_key>{{"old", std::string(key_a)}});
+    state_sealer const after(
+        std::vector<state_key>{{"new", std::string(key_b)}, {"old", std::string(key_a)}});
+    auto const in_flight = before.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_TRUE(after.open(in_flight, "tools/call", wizard_call_params(), t0));
+    auto const fresh = after.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_TRUE(fresh.starts_with("new.")) << fresh;
+    auto const refused = before.open(fresh, "tools/call", wizard_call_params(), t0);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("does not hold"), std::string::npos) << refused.error().message;
+}
+
+TEST(InputStateKeyRing, RenamingTheKeyOfASealedStateBreaksItsSeal) {
+    std::vector<state_key> const ring{{"a", std::string(key_a)}, {"b", std::string(key_a)}};
+    state_sealer const sealer(ring);
+    auto token = sealer.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    ASSERT_TRUE(token.starts_with("a."));
+    token[0] = 'b'; // the same secret under another name: the MAC covers the name
+    EXPECT_FALSE(sealer.open(token, "tools/call", wizard_call_params(), t0));
+}
+
+TEST(InputStateKeyRing, AStateWithoutAKeyIdIsRefusedByARing) {
+    state_sealer const single{std::string(key_a)};
+    state_sealer const ring(std::vector<state_key>{{"k1", std::string(key_a)}});
+    auto const unnamed = single.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_FALSE(ring.open(unnamed, "tools/call", wizard_call_params(), t0));
+    auto const named = ring.seal("tools/call", wizard_call_params(), sample_state(), expiry);
+    EXPECT_FALSE(single.open(named, "tools/call", wizard_call_params(), t0));
+}
+
+TEST(InputStateKeyRing, ARingThatCannotWorkIsRefusedWhenMade) {
+    EXPECT_THROW(state_sealer(std::vector<state_key>{}), std::invalid_argument);
+    EXPECT_THROW(state_sealer(std::vector<state_key>{{"", std::string(key_a)}}), std::invalid_argument);
+    EXPECT_THROW(state_sealer(std::vector<state_key>{{"a.b", std::string(key_a)}}), std::invalid_argument);
+    EXPECT_THROW(state_sealer(std::vector<state_key>{{std::string(33, 'k'), std::string(key_a)}}),
+                 std::invalid_argument);
+    EXPECT_THROW(state_sealer(std::vector<state_key>{{"k", "short"}}), std::invalid_argument);
+    EXPECT_THROW(state_sealer(std::vector<state_key>{{"k", std::string(key_a)}, {"k", std::string(key_b)}}),
+                 std::invalid_argument);
 }
 
 } // namespace
