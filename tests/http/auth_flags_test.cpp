@@ -4,11 +4,8 @@
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
 #include "stdio/messages.hpp"
-#include "support/child_process.hpp"
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -21,31 +18,13 @@ using namespace duet::test;
 using namespace duet::test::http;
 using namespace std::chrono_literals;
 
-struct flags_run {
-    int exit_code = -1;
-    std::string err;
-};
-
-// `duet ARGS...` with stdin closed, to its end.
-flags_run run_duet_with(std::vector<std::string> args) {
-    args.insert(args.begin(), DUET_BINARY);
-    duet::test::child_process child(std::move(args), duet::test::child_process::input::null);
-    char buf[4096];
-    while (::read(child.out(), buf, sizeof buf) > 0) {
-    }
-    flags_run r;
-    r.exit_code = child.wait_exit(30s);
-    r.err = child.stderr_text();
-    return r;
-}
-
 void expect_usage_error(std::vector<std::string> args, std::string const& says) {
     for (std::string command : {"serve", "gateway"}) {
         auto full = args;
         full.insert(full.begin(), {command, "--port", "0"});
         if (command == "gateway")
             full.insert(full.end(), {"--upstream", "stdio:true"});
-        auto const r = run_duet_with(full);
+        auto const r = run_duet_to_exit(full);
         EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
         EXPECT_NE(r.err.find(says), std::string::npos) << command << ": " << r.err;
     }

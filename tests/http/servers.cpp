@@ -110,4 +110,16 @@ std::string child_server::stderr_text() const {
     return child_.stderr_text();
 }
 
+duet_exit run_duet_to_exit(std::vector<std::string> args) {
+    args.insert(args.begin(), DUET_BINARY);
+    child_process child(std::move(args), child_process::input::null);
+    char buf[4096];
+    while (::read(child.out(), buf, sizeof buf) > 0) {
+    }
+    duet_exit r;
+    r.exit_code = child.wait_exit(std::chrono::seconds(30));
+    r.err = child.stderr_text();
+    return r;
+}
+
 } // namespace duet::test::http

@@ -62,6 +62,15 @@ private:
 /// listen that asked for it hears notifications/tools/list_changed.
 void add_runtime_tool(server::server& srv, std::string const& name);
 
+/// How a `duet` command that ran to its end ended, and what it said on stderr.
+struct duet_exit {
+    int exit_code = -1; ///< -1 (and a test failure) when it did not exit in time
+    std::string err;
+};
+
+/// Runs `DUET_BINARY args...` with stdin closed, to its end (stdout read and dropped).
+[[nodiscard]] duet_exit run_duet_to_exit(std::vector<std::string> args);
+
 class child_server {
 public:
     /// Spawns `DUET_BINARY serve --port 0 <extra_args...>` and reads its URL (a test failure when it does not

@@ -6,7 +6,6 @@
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
-#include "support/child_process.hpp"
 #include "unit/server/mrtr_support.hpp"
 
 #include <gtest/gtest.h>
@@ -85,21 +84,8 @@ TEST(SharedStateKey, WithoutAKeyFileEachProcessHasItsOwnKey) {
     EXPECT_EQ(refused.json().at("error").at("code"), -32602) << refused.body;
 }
 
-struct usage_run {
-    int exit_code = -1;
-    std::string err;
-};
-
-usage_run serve_with_keys(std::string const& path) {
-    child_process child({DUET_BINARY, "serve", "--port", "0", "--state-key-file", path},
-                        child_process::input::null);
-    char buf[4096];
-    while (::read(child.out(), buf, sizeof buf) > 0) {
-    }
-    usage_run r;
-    r.exit_code = child.wait_exit(30s);
-    r.err = child.stderr_text();
-    return r;
+duet_exit serve_with_keys(std::string const& path) {
+    return run_duet_to_exit({"serve", "--port", "0", "--state-key-file", path});
 }
 
 TEST(SharedStateKey, AKeyFileThatCannotBeUsedIsAUsageError) {
