@@ -11,16 +11,17 @@
 //     if(auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) { print(*why); return 2; }
 #pragma once
 
+#include <duet/auth/scopes.hpp>
 #include <duet/auth/verifiers.hpp>
 #include <duet/transport/http_server.hpp>
+
+#include "secret_file.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,32 +60,6 @@ inline void add_auth_flags(CLI::App& app, auth_flags& flags) {
     app.add_option("--auth-resource-name", flags.resource_name,
                    "A name for people in the protected resource metadata");
 }
-
-namespace detail {
-
-inline std::vector<std::string> split_scopes(std::string const& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string s; in >> s;)
-        out.push_back(s);
-    return out;
-}
-
-inline std::optional<std::string> read_secret_file(std::string const& path, std::string& out) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in)
-        return "cannot read " + path;
-    out = text.str();
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' '))
-        out.pop_back();
-    if (out.empty())
-        return path + " is empty";
-    return std::nullopt;
-}
-
-} // namespace detail
 
 /// Sets http.authorization from the flags, its verifier fetching on `ex` (the executor of the io_context the
 /// server runs); a usage error in words. Nothing is set when no --auth-* flag is given.
@@ -125,8 +100,9 @@ apply_auth_flags(auth_flags const& flags, transport::http_options& http, boost::
         options.tls.ca_file = flags.ca_file;
         options.client_id = flags.client_id;
         if (!flags.client_secret_file.empty())
-            if (auto bad = detail::read_secret_file(flags.client_secret_file, options.client_secret))
-                return "--auth-client-secret-file: " + *bad;
+            if (auto bad = read_secret_file("--auth-client-secret-file", flags.client_secret_file,
+                                            options.client_secret))
+                return bad;
         auto made = auth::make_introspection_token_verifier(ex, flags.introspection, std::move(rules),
                                                             std::move(options));
         if (!made)
@@ -136,7 +112,7 @@ apply_auth_flags(auth_flags const& flags, transport::http_options& http, boost::
     http.authorization = transport::protected_resource{.verifier = std::move(verifier),
                                                        .resource = flags.audience,
                                                        .authorization_servers = {flags.issuer},
-                                                       .required_scopes = detail::split_scopes(flags.scopes),
+                                                       .required_scopes = auth::split_scopes(flags.scopes),
                                                        .scopes_supported = {},
                                                        .resource_name = flags.resource_name,
                                                        .resource_documentation = {}};

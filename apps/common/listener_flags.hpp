@@ -12,14 +12,14 @@
 
 #include <duet/transport/http_server.hpp>
 
+#include "secret_file.hpp"
+
 #include <boost/asio/ip/address.hpp>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 namespace duet::apps {
@@ -66,16 +66,8 @@ inline void add_listener_flags(CLI::App& app, listener_flags& flags, transport::
                    stderr);
         token = flags.bearer_token;
     } else if (!flags.bearer_token_file.empty()) {
-        std::ifstream in(flags.bearer_token_file);
-        std::stringstream text;
-        text << in.rdbuf();
-        if (!in)
-            return "cannot read --bearer-token-file " + flags.bearer_token_file;
-        token = text.str();
-        while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
-            token.pop_back();
-        if (token.empty())
-            return "--bearer-token-file " + flags.bearer_token_file + " is empty";
+        if (auto bad = read_secret_file("--bearer-token-file", flags.bearer_token_file, token))
+            return bad;
     } else if (char const* env = std::getenv(bearer_token_variable); env && *env) {
         token = env;
     }

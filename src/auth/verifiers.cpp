@@ -1,6 +1,7 @@
 // The built-in token verifiers: each answers from its verified-token cache when it can, a JWT from the keys
 // held when they are fresh, and hands the rest (a key fetch, an introspection request) to a strand of its
 // own, where the single-strand key source and introspection client live.
+#include <duet/auth/challenge.hpp>
 #include <duet/auth/verifiers.hpp>
 
 #include "verified_cache.hpp"
@@ -164,20 +165,6 @@ private:
     std::shared_ptr<verified_token const> const caller_;
 };
 
-// RFC 6750 §2.1 b64token: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/", then "=" padding.
-bool is_b64token(std::string_view s) {
-    auto const end = s.find_last_not_of('=');
-    if (end == std::string_view::npos)
-        return false;
-    for (char c : s.substr(0, end + 1)) {
-        bool const ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                        c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 } // namespace
 
 client::result<std::shared_ptr<token_verifier>> make_jwt_verifier(asio::any_io_executor ex,
@@ -211,7 +198,7 @@ make_introspection_token_verifier(asio::any_io_executor ex, std::string const& i
 
 client::result<std::shared_ptr<token_verifier>> make_static_token_verifier(std::string token,
                                                                            std::vector<std::string> scopes) {
-    if (!is_b64token(token))
+    if (!is_token68(token))
         return client::make_error(client::errc::usage,
                                   token.empty() ? "the static bearer token is empty"
                                                 : "the static bearer token holds characters a bearer token "

@@ -34,6 +34,10 @@ struct challenge_list {
     std::string error; ///< empty when every field parsed
 };
 
+/// Whether `text` is a token68 (RFC 9110 §11.2), which is also RFC 6750's b64token: one or more of A-Z a-z
+/// 0-9 - . _ ~ + /, then any "=" padding. What a bearer token must be to travel in an Authorization field.
+[[nodiscard]] bool is_token68(std::string_view text) noexcept;
+
 /// Parses the values of every `WWW-Authenticate` field of one response, in order.
 [[nodiscard]] challenge_list parse_challenges(std::span<std::string const> field_values);
 

@@ -1,5 +1,7 @@
 #include "bearer_guard.hpp"
 
+#include <duet/auth/challenge.hpp>
+#include <duet/auth/scopes.hpp>
 #include <duet/protocol/header_codec.hpp>
 
 #include "head_fields.hpp"
@@ -11,8 +13,8 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
+#include <utility>
 
 namespace duet::transport::http {
 
@@ -23,30 +25,17 @@ namespace {
 
 constexpr std::string_view well_known = "/.well-known/oauth-protected-resource";
 
-// RFC 9728 §3.1: the well-known string goes between the host and the path of the resource identifier.
-std::string metadata_url_of(std::string_view resource) {
-    auto const scheme_end = resource.find("://");
-    if (scheme_end == std::string_view::npos)
-        return {};
-    auto const path_start = resource.find_first_of("/?#", scheme_end + 3);
-    auto const origin = resource.substr(0, path_start);
-    auto path = path_start == std::string_view::npos ? std::string_view() : resource.substr(path_start);
-    path = path.substr(0, path.find_first_of("?#"));
-    if (path == "/")
-        path = {};
-    return std::string(origin) + std::string(well_known) + std::string(path);
-}
-
-std::string path_of(std::string_view url) {
+// The origin and the path (without query or fragment; empty for "/") of a URL; an empty origin when it is
+// none.
+std::pair<std::string_view, std::string_view> origin_and_path(std::string_view url) {
     auto const scheme_end = url.find("://");
     if (scheme_end == std::string_view::npos)
         return {};
     auto const path_start = url.find_first_of("/?#", scheme_end + 3);
-    if (path_start == std::string_view::npos)
-        return {};
-    auto path = url.substr(path_start);
+    auto const origin = url.substr(0, path_start);
+    auto path = path_start == std::string_view::npos ? std::string_view() : url.substr(path_start);
     path = path.substr(0, path.find_first_of("?#"));
-    return path == "/" ? std::string() : std::string(path);
+    return {origin, path == "/" ? std::string_view() : path};
 }
 
 // A challenge parameter's quoted-string (RFC 9110 §5.6.4), holding only what RFC 6750 §3 allows in
@@ -56,13 +45,6 @@ std::string quoted(std::string_view text) {
     for (unsigned char c : text)
         out += (c >= 0x20 && c <= 0x7E && c != '"' && c != '\\') ? static_cast<char>(c) : '?';
     out += '"';
-    return out;
-}
-
-std::string joined(std::vector<std::string> const& scopes) {
-    std::string out;
-    for (auto const& s : scopes)
-        out += (out.empty() ? "" : " ") + s;
     return out;
 }
 
@@ -90,15 +72,6 @@ bool token_in_query(std::string_view target) {
     return false;
 }
 
-// RFC 6750 §2.1 b64token's characters before its "=" padding, as a table: every request's token is walked.
-constexpr auto b64token_chars = [] {
-    std::array<bool, 256> table{};
-    for (unsigned char c = 0; c < 128; ++c)
-        table[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                   c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
-    return table;
-}();
-
 // RFC 6750 §2.1: "Bearer" (any case), one or more spaces, a b64token.
 enum class credential_form { none, malformed, bearer };
 credential_form read_credential(std::optional<std::string_view> field, std::string_view& token) {
@@ -115,12 +88,8 @@ credential_form read_credential(std::optional<std::string_view> field, std::stri
         value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
         value.remove_suffix(1);
-    auto const end = value.find_last_not_of('=');
-    if (end == std::string_view::npos)
+    if (!auth::is_token68(value))
         return credential_form::malformed;
-    for (char c : value.substr(0, end + 1))
-        if (!b64token_chars[static_cast<unsigned char>(c)])
-            return credential_form::malformed;
     token = value;
     return credential_form::bearer;
 }
@@ -134,7 +103,10 @@ bearer_guard::bearer_guard(protected_resource const& authorization,
       cache_control_("public, max-age=" + std::to_string(authorization.metadata_max_age.count())) {
     if (authorization.authorization_servers.empty() || authorization.resource.empty())
         return; // a static token: no authorization server to point to
-    metadata_url_ = metadata_url_of(authorization.resource);
+    // RFC 9728 §3.1: the well-known string goes between the host and the path of the resource identifier.
+    auto const [origin, resource_path] = origin_and_path(authorization.resource);
+    if (!origin.empty())
+        metadata_url_ = std::string(origin) + std::string(well_known) + std::string(resource_path);
     metadata_paths_.push_back(std::string(well_known));
     auto add_path = [this](std::string const& p) {
         auto full = std::string(well_known) + p;
@@ -142,7 +114,7 @@ bearer_guard::bearer_guard(protected_resource const& authorization,
             std::find(metadata_paths_.begin(), metadata_paths_.end(), full) == metadata_paths_.end())
             metadata_paths_.push_back(std::move(full));
     };
-    add_path(path_of(authorization.resource));
+    add_path(std::string(resource_path));
     for (auto const& p : route_paths)
         add_path(p);
 
@@ -251,17 +223,12 @@ bearer_guard::settle(auth::token_verdict const& verdict, std::string token, reme
 
 std::optional<reply> bearer_guard::insufficient(protocol::verified_token const& token,
                                                 std::vector<std::string> const& needed) const {
-    bool lacking = false;
-    for (auto const& s : authorization_.required_scopes)
-        lacking = lacking || !token.has_scope(s);
-    for (auto const& s : needed)
-        lacking = lacking || !token.has_scope(s);
-    if (!lacking)
+    if (auth::covers(token.scopes, authorization_.required_scopes) && auth::covers(token.scopes, needed))
         return std::nullopt;
     auto all = authorization_.required_scopes;
     add_unique(all, needed);
     return challenge(bhttp::status::forbidden, "insufficient_scope",
-                     "the token lacks a scope this request needs: " + joined(all), all);
+                     "the token lacks a scope this request needs: " + auth::join_scopes(all), all);
 }
 
 reply bearer_guard::challenge(bhttp::status status, std::string_view error, std::string_view description,
@@ -278,7 +245,7 @@ reply bearer_guard::challenge(bhttp::status status, std::string_view error, std:
     if (!description.empty())
         add("error_description", quoted(description));
     if (!scopes.empty())
-        add("scope", quoted(joined(scopes)));
+        add("scope", quoted(auth::join_scopes(scopes)));
     if (!metadata_url_.empty())
         add("resource_metadata", quoted(metadata_url_));
     if (field.size() == 6)

@@ -154,6 +154,14 @@ INSTANTIATE_TEST_SUITE_P(
 // ---------------------------------------------------------------------------------------------------------------
 // RFC 9110 §11.1 and §11.2: the scheme and parameter names are case-insensitive.
 
+// RFC 9110 §11.2 token68 = RFC 6750 §2.1 b64token: what a bearer token may be.
+TEST(Challenge, Token68IsItsCharactersThenPadding) {
+    for (std::string_view good : {"a", "AZaz09-._~+/", "abc=", "abc==", "x.y.z"})
+        EXPECT_TRUE(duet::auth::is_token68(good)) << good;
+    for (std::string_view bad : {"", "=", "==", "a b", "a=b", "a\"b", "a,b", "a\tb", "\xC3\xA9"})
+        EXPECT_FALSE(duet::auth::is_token68(bad)) << bad;
+}
+
 TEST(Challenge, ParamLookupIgnoresCase) {
     auto const list = parse_challenges(
         std::vector<std::string>{R"(Bearer Resource_Metadata="https://m.example/prm", scope="a")"});
