@@ -38,6 +38,7 @@ constexpr auto token_ttl = 3s;
 
 using duet::test::oauth_login::headless_browser;
 using duet::test::oauth_login::interop_dir;
+using duet::test::oauth_login::log_count;
 using duet::test::oauth_login::login;
 using duet::test::oauth_login::oauth_home;
 using duet::test::oauth_login::oauth_peer_node;
@@ -68,14 +69,6 @@ struct oauth_peers {
     duet::test::client_side::url_process authorization_server;
     duet::test::client_side::url_process mcp_server;
 };
-
-std::size_t log_count(oauth_home const& home, std::string const& line) {
-    auto const log = duet::test::read_file(home.log_file());
-    std::size_t n = 0;
-    for (auto at = log.find(line + "\n"); at != std::string::npos; at = log.find(line + "\n", at + 1))
-        ++n;
-    return n;
-}
 
 mode_t permissions(std::string const& path) {
     struct stat st {};

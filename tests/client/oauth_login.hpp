@@ -262,6 +262,15 @@ inline boost::json::object stored_tokens(oauth_home const& home) {
     return doc.at("tokens").as_array()[0].as_object();
 }
 
+/// How many lines of the authorization server's event log (its --log FILE) are exactly `line`.
+inline std::size_t log_count(oauth_home const& home, std::string const& line) {
+    auto const log = duet::test::read_file(home.log_file());
+    std::size_t n = 0;
+    for (auto at = log.find(line + "\n"); at != std::string::npos; at = log.find(line + "\n", at + 1))
+        ++n;
+    return n;
+}
+
 inline std::string string_field(boost::json::object const& o, std::string_view name) {
     auto const* v = o.if_contains(name);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();

@@ -54,14 +54,6 @@ struct protected_serve_peers {
     duet::test::client_side::url_process server;
 };
 
-std::size_t protected_serve_log_count(oauth_home const& home, std::string const& line) {
-    auto const log = duet::test::read_file(home.log_file());
-    std::size_t n = 0;
-    for (auto at = log.find(line + "\n"); at != std::string::npos; at = log.find(line + "\n", at + 1))
-        ++n;
-    return n;
-}
-
 } // namespace
 
 TEST(ProtectedServeEndToEnd, DuetLoginThenCallsInBothErasAsTheVerifiedUser) {
@@ -75,7 +67,7 @@ TEST(ProtectedServeEndToEnd, DuetLoginThenCallsInBothErasAsTheVerifiedUser) {
     ASSERT_EQ(in.code, 0) << in.out << in.err << duet::test::read_file(home.log_file());
     EXPECT_NE(in.out.find("logged in to " + peers.mcp), std::string::npos) << in.out;
     EXPECT_NE(in.out.find("issuer " + peers.issuer + ","), std::string::npos) << in.out;
-    EXPECT_EQ(protected_serve_log_count(home, "grant authorization_code"), 1u)
+    EXPECT_EQ(duet::test::oauth_login::log_count(home, "grant authorization_code"), 1u)
         << duet::test::read_file(home.log_file());
     auto const client_id =
         duet::test::oauth_login::string_field(duet::test::oauth_login::stored_tokens(home), "client_id");
@@ -86,7 +78,7 @@ TEST(ProtectedServeEndToEnd, DuetLoginThenCallsInBothErasAsTheVerifiedUser) {
         EXPECT_EQ(r.code, 0) << era << ": " << r.out << r.err;
         EXPECT_EQ(r.out, "subject duet-test-user client " + client_id + " scopes mcp:tools\n") << era;
     }
-    EXPECT_EQ(protected_serve_log_count(home, "grant authorization_code"), 1u) << "no second login";
+    EXPECT_EQ(duet::test::oauth_login::log_count(home, "grant authorization_code"), 1u) << "no second login";
 }
 
 TEST(ProtectedServeEndToEnd, TheTypeScriptSdkClientAuthorizesAndCallsInBothEras) {
@@ -113,11 +105,11 @@ TEST(ProtectedServeEndToEnd, TheTypeScriptSdkClientAuthorizesAndCallsInBothEras)
         ASSERT_TRUE(whoami.starts_with(before) && whoami.ends_with(after)) << whoami;
         // The client the SDK registered dynamically is the one the token names.
         auto const client_id = whoami.substr(before.size(), whoami.size() - before.size() - after.size());
-        EXPECT_EQ(protected_serve_log_count(home, "registered " + client_id), 1u)
+        EXPECT_EQ(duet::test::oauth_login::log_count(home, "registered " + client_id), 1u)
             << whoami << "\n"
             << duet::test::read_file(home.log_file());
     }
-    EXPECT_EQ(protected_serve_log_count(home, "grant authorization_code"), 2u)
+    EXPECT_EQ(duet::test::oauth_login::log_count(home, "grant authorization_code"), 2u)
         << duet::test::read_file(home.log_file());
 }
 
@@ -159,7 +151,7 @@ TEST(ProtectedServeEndToEnd, WithoutAValidTokenTheServerAnswers401NamingItsMetad
     EXPECT_EQ(doc.at("resource"), json::value(peers.mcp)) << metadata.body;
     EXPECT_EQ(doc.at("authorization_servers"), json::value(json::array{json::value(peers.issuer)}))
         << metadata.body;
-    EXPECT_EQ(protected_serve_log_count(home, "grant authorization_code"), 0u);
+    EXPECT_EQ(duet::test::oauth_login::log_count(home, "grant authorization_code"), 0u);
 }
 
 } // namespace protected_serve_e2e

@@ -9,6 +9,7 @@
 // authentication); RFC 6750 §3.1 (invalid_token).
 #include <duet/auth/introspection.hpp>
 
+#include "unit/auth/run_on.hpp"
 #include "unit/auth/scripted_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -79,10 +80,7 @@ asio::awaitable<verify_result> introspect_with(std::shared_ptr<introspection_ver
 
 verify_result introspect_now(asio::io_context& io, std::shared_ptr<introspection_verifier> const& v,
                              std::string const& token) {
-    auto done = asio::co_spawn(io, introspect_with(v, token), asio::use_future);
-    io.restart();
-    io.run();
-    return done.get();
+    return auth_test_support::run_on(io, introspect_with(v, token));
 }
 
 std::shared_ptr<introspection_verifier> verifier_for(asio::io_context& io, std::string const& url,

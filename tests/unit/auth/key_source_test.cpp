@@ -11,6 +11,7 @@
 #include <duet/jsonrpc/json_text.hpp>
 
 #include "unit/auth/jose_minting.hpp"
+#include "unit/auth/run_on.hpp"
 #include "unit/auth/scripted_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -84,10 +85,7 @@ asio::awaitable<verify_result> verify_with(std::shared_ptr<jwks_key_source> sour
 
 verify_result verify_now(asio::io_context& io, std::shared_ptr<jwks_key_source> const& source,
                          std::string const& token) {
-    auto done = asio::co_spawn(io, verify_with(source, token), asio::use_future);
-    io.restart();
-    io.run();
-    return done.get();
+    return auth_test_support::run_on(io, verify_with(source, token));
 }
 
 std::shared_ptr<jwks_key_source> source_for(asio::io_context& io, std::string const& url, jwks_options o) {

@@ -10,6 +10,7 @@
 #include <duet/jsonrpc/json_text.hpp>
 
 #include "unit/auth/jose_minting.hpp"
+#include "unit/auth/run_on.hpp"
 #include "unit/auth/scripted_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -64,10 +65,7 @@ asio::awaitable<token_verdict> vf_verify(std::shared_ptr<token_verifier> v, std:
 
 token_verdict verify_async(asio::io_context& io, std::shared_ptr<token_verifier> const& v,
                            std::string token) {
-    auto done = asio::co_spawn(io, vf_verify(v, std::move(token)), asio::use_future);
-    io.restart();
-    io.run();
-    return done.get();
+    return auth_test_support::run_on(io, vf_verify(v, std::move(token)));
 }
 
 std::shared_ptr<token_verifier> jwt_verifier_for(asio::io_context& io, std::string const& url,
