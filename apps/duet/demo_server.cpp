@@ -59,8 +59,7 @@ std::string accepted_name(json::value const& answer) {
 
 } // namespace
 
-std::unique_ptr<server::server> make_demo_server(protocol::era_support eras,
-                                                 std::vector<server::state_key> state_keys) {
+std::unique_ptr<server::server> make_demo_server(protocol::era_support eras, server_options const& shared) {
     server_options options;
     options.info = {.name = "duet-demo",
                     .version = "0.1.0",
@@ -70,7 +69,9 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras,
                     .icons = {}};
     options.instructions = "Try the echo tool first; add shows typed tools; countdown reports progress.";
     options.eras = eras;
-    options.request_state_keys = std::move(state_keys);
+    options.request_state_keys = shared.request_state_keys;
+    options.event_bus = shared.event_bus;
+    options.event_topic = shared.event_topic;
     auto srv = std::make_unique<server::server>(std::move(options));
 
     srv->add_tool(tool{.name = "echo",
@@ -158,20 +159,34 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras,
                       co_return tool_result::text("Hello, " + name + "!");
                   });
 
-    srv->add_resource(
-        resource{.uri = "duet://demo/readme",
-                 .name = "readme",
-                 .title = "About this server",
-                 .description = "What the demo server offers",
-                 .mime_type = "text/markdown",
-                 .run_plain = plain_run::inline_on_io},
-        [](std::string const& uri, request_context&) {
-            read_result r;
-            r.contents.push_back(text_resource_contents(
-                uri, "# Duet demo\nTools: echo, add, countdown, ask_name.\nPrompts: review, introduce.\n",
-                "text/markdown"));
-            return r;
-        });
+    srv->add_resource(resource{.uri = "duet://demo/readme",
+                               .name = "readme",
+                               .title = "About this server",
+                               .description = "What the demo server offers",
+                               .mime_type = "text/markdown",
+                               .run_plain = plain_run::inline_on_io},
+                      [](std::string const& uri, request_context&) {
+                          read_result r;
+                          r.contents.push_back(
+                              text_resource_contents(uri,
+                                                     "# Duet demo\nTools: echo, whoami, add, countdown, "
+                                                     "ask_name, touch_readme.\nPrompts: review, introduce.\n",
+                                                     "text/markdown"));
+                          return r;
+                      });
+
+    // An announcement on demand: with --store, it reaches the readme's subscribers on every process.
+    srv->add_tool(tool{.name = "touch_readme",
+                       .title = "Touch the readme",
+                       .description =
+                           "Tells every subscriber of duet://demo/readme that it changed, on every "
+                           "process serving this endpoint",
+                       .annotations = {{"idempotentHint", true}},
+                       .run_plain = plain_run::inline_on_io},
+                  [s = srv.get()](json::object const&, request_context&) {
+                      s->notify_resource_updated("duet://demo/readme");
+                      return tool_result::text("Announced: duet://demo/readme changed");
+                  });
 
     static std::vector<std::string> const names{"ada", "alan", "barbara", "grace", "linus"};
     srv->add_resource_template(resource_template{

@@ -9,8 +9,9 @@
 namespace duet::apps {
 
 /// Builds the demo server. `eras` restricts it to one era when asked (`--legacy-only`, `--modern-only`).
-/// `state_keys`: the requestState key ring shared with other processes (empty: a random key of its own).
-[[nodiscard]] std::unique_ptr<server::server>
-make_demo_server(protocol::era_support eras, std::vector<server::state_key> state_keys = {});
+/// `shared`: what it shares with the other processes serving its endpoint (the requestState key ring, the
+/// event bus and its topic); the rest of those options is the demo's own.
+[[nodiscard]] std::unique_ptr<server::server> make_demo_server(protocol::era_support eras,
+                                                               server::server_options const& shared = {});
 
 } // namespace duet::apps

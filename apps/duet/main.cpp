@@ -18,6 +18,7 @@
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
 #include "common/state_key_flags.hpp"
+#include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "demo_server.hpp"
 
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
     duet::apps::add_auth_flags(*serve, auth);
     duet::apps::state_key_flags state_keys;
     duet::apps::add_state_key_flags(*serve, state_keys);
+    duet::apps::store_flags store;
+    duet::apps::add_store_flags(*serve, store);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -96,13 +99,20 @@ int main(int argc, char** argv) {
     auto const eras = legacy_only   ? duet::protocol::era_support::legacy_only
                       : modern_only ? duet::protocol::era_support::modern_only
                                     : duet::protocol::era_support::both;
-    duet::server::server_options keyed;
-    if (auto why = duet::apps::apply_state_key_flags(state_keys, keyed)) {
+    // What the processes serving one endpoint share; the rest of the options are the demo's own.
+    duet::server::server_options shared;
+    if (auto why = duet::apps::apply_state_key_flags(state_keys, shared)) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
-    auto srv = duet::apps::make_demo_server(eras, std::move(keyed.request_state_keys));
     if (stdio) {
+        if (!store.url.empty()) {
+            std::fputs(
+                "duet serve: --store shares state between HTTP processes; a stdio server has one client\n",
+                stderr);
+            return 2;
+        }
+        auto srv = duet::apps::make_demo_server(eras, std::move(shared));
         std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
         return duet::transport::serve_stdio(*srv);
     }
@@ -114,8 +124,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
-    // Made first: the token verifier fetches keys on it, and the server runs it.
+    // Made first: the token verifier fetches keys on it, the shared store talks to Redis on it, and the
+    // server runs it.
     boost::asio::io_context io;
+    if (auto why = duet::apps::apply_store_flags(store, io.get_executor(), shared)) {
+        std::fprintf(stderr, "duet serve: %s\n", why->text.c_str());
+        return why->exit_code;
+    }
+    auto srv = duet::apps::make_demo_server(eras, std::move(shared));
     if (auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;

@@ -20,6 +20,7 @@
 #include "http/http_client.hpp"
 #include "support/child_process.hpp"
 #include "support/files.hpp"
+#include "support/loopback_port.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -276,21 +277,7 @@ inline std::string string_field(boost::json::object const& o, std::string_view n
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-/// A loopback port free a moment ago: a protected server's audience names its URL, so the port is chosen
-/// before it starts. Nothing else on the machine takes ports this way, so the race is only in theory.
-inline std::uint16_t free_loopback_port() {
-    int const s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        ADD_FAILURE() << "no free loopback port";
-    if (s >= 0)
-        ::close(s);
-    return ntohs(a.sin_port);
-}
+using duet::test::free_loopback_port;
 
 /// The authorization server's JWK Set URL, from its discovery document.
 inline std::string jwks_uri_of(std::string const& issuer) {

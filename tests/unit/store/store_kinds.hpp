@@ -6,10 +6,13 @@
 #include <duet/store/memory.hpp>
 #include <duet/store/session_store.hpp>
 
+#include "redis_kind.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace duet::store::checks {
@@ -22,9 +25,12 @@ struct memory_kind {
     /// Returns once what was published so far has been delivered: at once in memory, where publish()
     /// delivers before it returns; a shared bus waits for a marker of its own to come back.
     static void settle(event_bus&) {}
+    static std::string unavailable() { return {}; }
 };
 
 using store_kinds = ::testing::Types<memory_kind>;
+/// The event bus is shared through Redis already; sessions and event logs are not yet.
+using bus_kinds = ::testing::Types<memory_kind, redis_kind>;
 
 inline std::vector<std::uint64_t> seqs(std::vector<event_log::event> const& events) {
     std::vector<std::uint64_t> out;

@@ -1,0 +1,59 @@
+// File: duet/store/redis.hpp
+//
+// The stores several processes serving one endpoint share through one Redis: the event bus of announcements
+// (pub/sub) today. Reached with hiredis' asynchronous API driven by Asio's reactor, pipelined, and
+// reconnecting with backoff when Redis goes away; while it is away, what needs it fails at once rather than
+// waiting.
+//
+//     auto where = store::parse_redis_url("redis://127.0.0.1:6379/0");       // or an error in words
+//     if (auto down = store::redis_unreachable(*where, std::chrono::seconds(2)); !down.empty()) exit(3);
+//     options.event_bus = store::make_redis_event_bus(io.get_executor(), *where);
+//
+// @par Thread safety
+// What make_redis_event_bus() returns may be used from any thread; its handlers run on the bus's own strand
+// of the executor given.
+#pragma once
+
+#include <duet/store/event_bus.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/system/result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace duet::store {
+
+struct redis_options {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 6379;
+    int database = 0;
+    /// Put before every key and channel name, so several deployments (or tests) share one Redis apart.
+    std::string key_prefix = "duet:";
+    /// How long a connection attempt may take before it counts as failed.
+    std::chrono::milliseconds connect_timeout = std::chrono::seconds(2);
+    /// The wait before the first reconnection attempt; doubled after each failure up to max_backoff.
+    std::chrono::milliseconds min_backoff = std::chrono::milliseconds(100);
+    std::chrono::milliseconds max_backoff = std::chrono::seconds(2);
+};
+
+/// `redis://HOST[:PORT][/DB]` (HOST a name, an IPv4 address or a bracketed IPv6 one): the options it names,
+/// the rest default; anything else (another scheme, credentials, a query, a bad port or database) an error
+/// that says what is wrong.
+[[nodiscard]] boost::system::result<redis_options, std::string> parse_redis_url(std::string_view url);
+
+/// Empty when Redis answers PING at `where` within `timeout`; otherwise why not, in words (for an exit at
+/// start).
+[[nodiscard]] std::string redis_unreachable(redis_options const& where, std::chrono::milliseconds timeout);
+
+/// A bus whose topics are Redis channels (key_prefix + topic): every process subscribed hears each publish
+/// once, the publisher included. Within one process, a publish that begins after subscribe() returned reaches
+/// that subscriber (it waits for Redis to confirm the subscription). While Redis is away, publishes are
+/// dropped (and said so on stderr, once per outage); subscriptions are renewed when it is back.
+[[nodiscard]] std::shared_ptr<event_bus> make_redis_event_bus(boost::asio::any_io_executor executor,
+                                                              redis_options where);
+
+} // namespace duet::store

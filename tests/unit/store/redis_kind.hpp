@@ -1,0 +1,75 @@
+// The Redis store kind for the interface tests (store_kinds.hpp): one redis-server and one io_context thread
+// for the whole suite, and a key prefix of its own for every store made, so tests never hear each other.
+#pragma once
+
+#include <duet/store/redis.hpp>
+
+#include "support/redis_server.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace duet::store::checks {
+
+class redis_environment {
+public:
+    static redis_environment& get() {
+        static redis_environment env;
+        return env;
+    }
+    [[nodiscard]] redis_options fresh_options() {
+        return server_->options("duet-test:" + std::to_string(::getpid()) + ':' + std::to_string(++next_) +
+                                ':');
+    }
+    [[nodiscard]] boost::asio::any_io_executor executor() { return io_.get_executor(); }
+
+    ~redis_environment() {
+        work_.reset();
+        io_.stop();
+        if (thread_.joinable())
+            thread_.join();
+    }
+
+private:
+    redis_environment()
+        : server_(std::make_unique<test::redis_server>()), work_(boost::asio::make_work_guard(io_)),
+          thread_([this] { io_.run(); }) {}
+
+    boost::asio::io_context io_;
+    std::unique_ptr<test::redis_server> server_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    std::thread thread_;
+    std::atomic<int> next_{0};
+};
+
+struct redis_kind {
+    static std::string unavailable() { return test::redis_server::missing(); }
+    static std::shared_ptr<event_bus> make_bus() {
+        auto& env = redis_environment::get();
+        return make_redis_event_bus(env.executor(), env.fresh_options());
+    }
+    /// A marker of its own, published after everything so far: Redis delivers one publisher's messages in
+    /// order, so once it comes back, everything before it has been delivered.
+    static void settle(event_bus& bus) {
+        auto arrived = std::make_shared<std::promise<void>>();
+        auto once = std::make_shared<std::atomic<bool>>(false);
+        auto const token = bus.subscribe("settle-marker", [arrived, once](std::string_view) {
+            if (!once->exchange(true))
+                arrived->set_value();
+        });
+        bus.publish("settle-marker", "");
+        auto const status = arrived->get_future().wait_for(std::chrono::seconds(20));
+        bus.unsubscribe(token);
+        ASSERT_EQ(status, std::future_status::ready) << "the settle marker never came back through Redis";
+    }
+};
+
+} // namespace duet::store::checks
