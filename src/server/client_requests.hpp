@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace duet::server::detail {
 
@@ -25,9 +26,13 @@ public:
         std::shared_ptr<boost::asio::steady_timer> wake;
     };
 
-    /// Registers the next request to the client, due within `timeout`; its timer runs on `strand`.
-    [[nodiscard]] opened open(boost::asio::any_io_executor const& strand, std::chrono::milliseconds timeout) {
-        jsonrpc::request_id id{next_id_++};
+    /// Registers the next request to the client, due within `timeout`; its timer runs on `strand`. Its id is
+    /// a number, or "PREFIX-number" with a prefix.
+    [[nodiscard]] opened open(boost::asio::any_io_executor const& strand, std::chrono::milliseconds timeout,
+                              std::string const& prefix = {}) {
+        auto const n = next_id_++;
+        jsonrpc::request_id id =
+            prefix.empty() ? jsonrpc::request_id{n} : jsonrpc::request_id{prefix + '-' + std::to_string(n)};
         auto timer = std::make_shared<boost::asio::steady_timer>(strand, timeout);
         pending_[id] = pending{timer, std::nullopt};
         return opened{std::move(id), std::move(timer)};

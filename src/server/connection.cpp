@@ -128,6 +128,24 @@ public:
 
     std::optional<protocol::version> legacy_version() const { return legacy_version_.load(); }
 
+    void restore_session(session_state const& st) {
+        std::shared_ptr<void> kept;
+        if (auto b = server_.current_backend())
+            if (auto admitted = b->on_session(st.version, st.client_capabilities, st.client_info))
+                kept = std::move(*admitted);
+        session_.emplace(server_, st, std::move(kept));
+        legacy_version_ = st.version;
+    }
+
+    void refresh_session(session_state st) {
+        asio::dispatch(strand_, [self = shared_from_this(), st = std::move(st)] {
+            if (self->session_)
+                self->session_->apply(st);
+        });
+    }
+
+    void deliver_session_events(bool on) { session_events_ = on; }
+
 private:
     // answer_now() on a connection with a strand of its own (a legacy HTTP session, which requests on many
     // sockets share). asio::dispatch enters the strand right here when nothing runs on it or waits for it and
@@ -239,8 +257,10 @@ private:
 
     void on_notification(jsonrpc::notification const& n) {
         if (n.method == "notifications/initialized") {
-            if (session_)
+            if (session_ && !session_->initialized()) {
                 session_->mark_initialized();
+                session_changed();
+            }
         } else if (n.method == "notifications/cancelled") {
             auto const* p = n.params.if_object();
             auto const* rid = p ? p->if_contains("requestId") : nullptr;
@@ -351,8 +371,12 @@ private:
             break;
         }
         if (a.era == protocol::era::legacy) {
-            if (auto own = session_->answer_own_method(r, a.method->id))
+            bool changed = false;
+            if (auto own = session_->answer_own_method(r, a.method->id, changed)) {
+                if (changed)
+                    session_changed();
                 return answer{std::move(own)};
+            }
         } else if (a.method->id == method_id::subscriptions_listen) {
             return answer{open_listen(r, *caps, std::move(out))};
         }
@@ -380,7 +404,13 @@ private:
         // A second initialize renegotiates: the client gets the answer it asks for (ERA-POLICY).
         session_ = std::move(s);
         legacy_version_ = v;
+        session_changed();
         return answer{jsonrpc::response{r.id, server_.initialize_result(v)}};
+    }
+
+    void session_changed() {
+        if (options_.on_session_change)
+            options_.on_session_change(session_->state());
     }
 
     // The answer of a listen comes when it ends; an open listen answers nothing now.
@@ -416,7 +446,7 @@ private:
             co_return peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
         if (timeout <= std::chrono::milliseconds::zero())
             timeout = options_.client_request_timeout; // the caller left it to the connection
-        auto const sent = client_requests_.open(strand_, timeout);
+        auto const sent = client_requests_.open(strand_, timeout, options_.client_request_id_prefix);
         send(jsonrpc::request{sent.id, std::move(method), std::move(params)}, out);
         co_await sent.wake->async_wait(asio::as_tuple(asio::use_awaitable));
         auto outcome = client_requests_.close(sent.id);
@@ -434,7 +464,7 @@ private:
     // ---- events -------------------------------------------------------------------------------------------
 
     void deliver(server_event const& e) {
-        if (session_) {
+        if (session_ && session_events_) {
             auto const caps = server_.capabilities();
             if (auto n = session_->notification_for(e, *caps))
                 send(*n);
@@ -450,6 +480,7 @@ private:
     detail::listen_registry listens_; ///< holds a reference to write_
     std::optional<detail::legacy_session> session_;
     std::atomic<std::optional<protocol::version>> legacy_version_; ///< session_'s version, readable anywhere
+    std::atomic<bool> session_events_{true};
     detail::client_requests client_requests_;
     std::size_t active_ = 0;
     bool draining_ = false;
@@ -496,6 +527,18 @@ void connection::on_server_event(server_event const& e) {
 }
 std::optional<protocol::version> connection::legacy_version() const {
     return impl_->legacy_version();
+}
+
+void connection::restore_session(session_state const& s) {
+    impl_->restore_session(s);
+}
+
+void connection::refresh_session(session_state s) {
+    impl_->refresh_session(std::move(s));
+}
+
+void connection::deliver_session_events(bool on) {
+    impl_->deliver_session_events(on);
 }
 
 } // namespace duet::server

@@ -20,8 +20,36 @@ legacy_session::legacy_session(server& srv, protocol::version v, boost::json::ob
       client_info_(std::make_shared<boost::json::object const>(params.at("clientInfo").get_object())),
       subscriptions_(srv), backend_data_(std::move(backend_data)) {}
 
+legacy_session::legacy_session(server& srv, session_state const& s, std::shared_ptr<void> backend_data)
+    : version_(s.version),
+      client_capabilities_(std::make_shared<boost::json::object const>(s.client_capabilities)),
+      client_info_(std::make_shared<boost::json::object const>(s.client_info)), subscriptions_(srv),
+      backend_data_(std::move(backend_data)) {
+    apply(s);
+}
+
+session_state legacy_session::state() const {
+    return session_state{.version = version_,
+                         .client_capabilities = *client_capabilities_,
+                         .client_info = *client_info_,
+                         .initialized = initialized_,
+                         .log_level = static_cast<protocol::log_level>(threshold_->load()),
+                         .subscriptions = subscriptions_.uris()};
+}
+
+void legacy_session::apply(session_state const& s) {
+    initialized_ = s.initialized;
+    threshold_->store(static_cast<int>(s.log_level));
+    auto const held = subscriptions_.uris(); // a copy: removing changes it
+    for (auto const& uri : held)
+        if (!s.subscriptions.contains(uri))
+            subscriptions_.remove(uri);
+    for (auto const& uri : s.subscriptions)
+        subscriptions_.add(uri);
+}
+
 std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::request const& r,
-                                                                  protocol::method_id m) {
+                                                                  protocol::method_id m, bool& changed) {
     using protocol::method_id;
     auto const* p = r.params.if_object();
     switch (m) {
@@ -36,6 +64,7 @@ std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::reque
                                                           "notice, warning, error, critical, alert, "
                                                           "emergency"));
         threshold_->store(static_cast<int>(*parsed));
+        changed = true;
         return jsonrpc::response{r.id, boost::json::object{}};
     }
     case method_id::resources_subscribe:
@@ -47,6 +76,7 @@ std::optional<jsonrpc::message> legacy_session::answer_own_method(jsonrpc::reque
             subscriptions_.add(std::string(uri->get_string()));
         else
             subscriptions_.remove(std::string(uri->get_string()));
+        changed = true;
         return jsonrpc::response{r.id, boost::json::object{}};
     }
     default:

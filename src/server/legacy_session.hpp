@@ -8,6 +8,7 @@
 #include <duet/protocol/method_table.hpp>
 #include <duet/protocol/version.hpp>
 #include <duet/server/server.hpp>
+#include <duet/server/session_state.hpp>
 
 #include "server_events.hpp"
 
@@ -24,6 +25,14 @@ public:
     /// what the server's backend answered for it (backend::on_session).
     legacy_session(server& srv, protocol::version v, boost::json::object const& params,
                    std::shared_ptr<void> backend_data);
+    /// The session another process opened, as a shared store keeps it.
+    legacy_session(server& srv, session_state const& s, std::shared_ptr<void> backend_data);
+
+    /// What a shared store keeps of it.
+    [[nodiscard]] session_state state() const;
+    /// What the session's own methods changed in another process (its log level, subscriptions, the
+    /// initialized flag); the negotiated version and the client's declarations never change.
+    void apply(session_state const& s);
 
     [[nodiscard]] protocol::version version() const noexcept { return version_; }
     /// Shared with every request of the session rather than copied into each.
@@ -43,11 +52,12 @@ public:
 
     /// notifications/initialized came: server events reach the session from now on.
     void mark_initialized() noexcept { initialized_ = true; }
+    [[nodiscard]] bool initialized() const noexcept { return initialized_; }
 
     /// The answer to a method the session answers itself (ping, logging/setLevel, resources/subscribe and
-    /// unsubscribe); empty for any other method.
+    /// unsubscribe); empty for any other method. `changed` is set when the answer changed the session.
     [[nodiscard]] std::optional<jsonrpc::message> answer_own_method(jsonrpc::request const& r,
-                                                                    protocol::method_id m);
+                                                                    protocol::method_id m, bool& changed);
 
     /// The notification the session gets for `e`, if it wants one: a list change the server announces
     /// (`caps`), or an update of a resource it subscribed to.

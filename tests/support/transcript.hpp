@@ -42,6 +42,9 @@ public:
 
     /// A message the test sends: a request, a notification, or an answer to a server request.
     void record_sent(boost::json::value const& message);
+    /// A legacy session opened elsewhere at `version` (a shared store restored it on this connection): what
+    /// follows is checked as that session's.
+    void record_restored_session(std::string version) { legacy_version_ = std::move(version); }
     /// One line the server wrote. Adds a test failure unless it is one JSON-RPC 2.0 message or a batch of
     /// them. Returns the parsed message (null when it was not JSON).
     boost::json::value record_received(std::string_view line);

@@ -21,6 +21,7 @@
 
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/server/server.hpp>
+#include <duet/server/session_state.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -44,6 +45,13 @@ struct connection_options {
     /// a modern listen has any use for them; a connection that serves one other stateless request skips the
     /// registration.
     bool hears_server_events = true;
+    /// Called on the connection's strand whenever its legacy session opened or changed (initialize,
+    /// notifications/initialized, logging/setLevel, resources/subscribe and unsubscribe): a shared store
+    /// keeps what other processes serving the session need.
+    std::function<void(session_state const&)> on_session_change;
+    /// Put before the ids of requests to the client ("PREFIX-1", ...; empty: plain numbers), so that the
+    /// processes sharing a session never send two requests of one id, and each knows its answers.
+    std::string client_request_id_prefix;
 };
 
 class connection : public event_listener {
@@ -105,6 +113,18 @@ public:
 
     /// The negotiated version once a legacy session is open on this connection.
     [[nodiscard]] std::optional<protocol::version> legacy_version() const;
+
+    // ---- a legacy session shared by several processes (store/session_store.hpp)
+    // ----------------------------
+
+    /// Serves the session another process opened, as a shared store keeps it. Called right after create(),
+    /// before anything else reaches the connection.
+    void restore_session(session_state const& s);
+    /// What another process changed of the session (log level, subscriptions, initialized).
+    void refresh_session(session_state s);
+    /// Whether server events reach the session through this connection: of the processes sharing it, one
+    /// delivers them (the others mute theirs). Listens are not affected.
+    void deliver_session_events(bool on);
 
     class impl;
 

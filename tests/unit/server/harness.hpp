@@ -131,6 +131,11 @@ public:
         }
     }
     server::connection& connection() { return *conn_; }
+    /// Serves a session another process opened (connection::restore_session), the transcript told.
+    void restore_session(server::session_state const& s) {
+        conn_->restore_session(s);
+        log_.record_restored_session(std::string(protocol::to_string(s.version)));
+    }
     boost::asio::io_context& io() { return io_; }
 
 private:
