@@ -5,24 +5,56 @@
 // sessions and listens of every process). Redis must answer at start: a process that cannot reach it would
 // serve a deployment that only looks whole, so it exits 3, saying why.
 //
+// Redis is talked to on a thread of its own (store_runtime), apart from the threads serving requests, so
+// that the process can wait for it before it serves.
+//
 //     duet::apps::store_flags store;
 //     duet::apps::add_store_flags(*serve, store);
-//     ... after parsing, with the io_context the server will run:
-//     if (auto why = duet::apps::apply_store_flags(store, io.get_executor(), options)) { print(why->text);
+//     ... after parsing:
+//     duet::apps::store_runtime runtime;
+//     if (auto why = duet::apps::apply_store_flags(store, runtime, options)) { print(why->text);
 //     return why->exit_code; }
+//     ... once the server subscribed: if (auto why = duet::apps::await_store(options)) ...
 #pragma once
 
 #include <duet/server/server.hpp>
 #include <duet/store/redis.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace duet::apps {
+
+/// The thread Redis is talked to on. Declared before what uses the store, so it outlives it.
+class store_runtime {
+public:
+    store_runtime() : work_(boost::asio::make_work_guard(io_)) {}
+    ~store_runtime() {
+        work_.reset();
+        io_.stop();
+        if (thread_.joinable())
+            thread_.join();
+    }
+    store_runtime(store_runtime const&) = delete;
+    store_runtime& operator=(store_runtime const&) = delete;
+
+    boost::asio::any_io_executor start() {
+        if (!thread_.joinable())
+            thread_ = std::thread([this] { io_.run(); });
+        return io_.get_executor();
+    }
+
+private:
+    boost::asio::io_context io_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    std::thread thread_;
+};
 
 struct store_flags {
     std::string url;
@@ -44,9 +76,8 @@ struct store_refusal {
 };
 
 /// Sets options.event_bus from the flags (nothing without --store).
-[[nodiscard]] inline std::optional<store_refusal> apply_store_flags(store_flags const& flags,
-                                                                    boost::asio::any_io_executor executor,
-                                                                    server::server_options& options) {
+[[nodiscard]] inline std::optional<store_refusal>
+apply_store_flags(store_flags const& flags, store_runtime& runtime, server::server_options& options) {
     if (flags.url.empty())
         return std::nullopt;
     auto where = store::parse_redis_url(flags.url);
@@ -58,8 +89,16 @@ struct store_refusal {
     where->key_prefix = flags.prefix;
     if (auto why = store::redis_unreachable(*where, where->connect_timeout); !why.empty())
         return store_refusal{"--store: " + why, 3};
-    options.event_bus = store::make_redis_event_bus(std::move(executor), *where);
+    options.event_bus = store::make_redis_event_bus(runtime.start(), *where);
     return std::nullopt;
+}
+
+/// Once the server subscribed to its announcements: returns when Redis confirmed it, so that the process
+/// serves only once it hears what the others announce; exit 3 when Redis does not within a few seconds.
+[[nodiscard]] inline std::optional<store_refusal> await_store(server::server_options const& options) {
+    if (!options.event_bus || store::await_round_trip(*options.event_bus, std::chrono::seconds(5)))
+        return std::nullopt;
+    return store_refusal{"--store: Redis did not carry an announcement back within 5 s", 3};
 }
 
 } // namespace duet::apps

@@ -124,14 +124,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
-    // Made first: the token verifier fetches keys on it, the shared store talks to Redis on it, and the
-    // server runs it.
-    boost::asio::io_context io;
-    if (auto why = duet::apps::apply_store_flags(store, io.get_executor(), shared)) {
+    duet::apps::store_runtime store_thread;
+    if (auto why = duet::apps::apply_store_flags(store, store_thread, shared)) {
         std::fprintf(stderr, "duet serve: %s\n", why->text.c_str());
         return why->exit_code;
     }
-    auto srv = duet::apps::make_demo_server(eras, std::move(shared));
+    auto srv = duet::apps::make_demo_server(eras, shared);
+    if (auto why = duet::apps::await_store(shared)) {
+        std::fprintf(stderr, "duet serve: %s\n", why->text.c_str());
+        return why->exit_code;
+    }
+    // Made first: the token verifier fetches keys on it, and the server runs it.
+    boost::asio::io_context io;
     if (auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;

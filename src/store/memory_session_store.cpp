@@ -37,6 +37,21 @@ void memory_session::forget_stream(std::uint64_t number) {
     streams_.erase(number);
 }
 
+std::string memory_session::state() const {
+    std::lock_guard lock(mutex_);
+    return state_;
+}
+
+void memory_session::save_state(std::string state) {
+    std::lock_guard lock(mutex_);
+    state_ = std::move(state);
+}
+
+void memory_session::broadcast(std::string payload) {
+    if (auto* l = local())
+        l->on_broadcast(payload);
+}
+
 void memory_session::end() {
     ended_ = true;
     standalone_->wake();

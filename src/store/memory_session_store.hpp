@@ -25,6 +25,9 @@ public:
     [[nodiscard]] std::shared_ptr<event_log> open_stream() override;
     [[nodiscard]] std::shared_ptr<event_log> find_stream(std::uint64_t number) const override;
     void forget_stream(std::uint64_t number) override;
+    [[nodiscard]] std::string state() const override;
+    void save_state(std::string state) override;
+    void broadcast(std::string payload) override;
 
     [[nodiscard]] std::chrono::steady_clock::time_point last_seen() const { return last_seen_; }
 
@@ -36,6 +39,7 @@ private:
     mutable std::mutex mutex_;
     std::map<std::uint64_t, std::shared_ptr<event_log>> streams_; ///< POST streams, oldest first
     std::uint64_t next_stream_ = 1;
+    std::string state_;
     std::atomic<bool> ended_{false};
     std::atomic<std::chrono::steady_clock::time_point> last_seen_{std::chrono::steady_clock::now()};
 };

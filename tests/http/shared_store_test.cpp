@@ -84,6 +84,9 @@ TEST_F(SharedStore, WhileRedisIsAwayModernRequestsAreServedAndAnnouncementsResum
     auto const a = process(), b = process();
     mcp_http on_a(a->ep()), on_b(b->ep());
     auto listen_a = open_readme_listen(on_a, "LA");
+    // Both connected to Redis first: an announcement from b reaches a.
+    on_b.post(modern_request(100, "tools/call", call_params("touch_readme")));
+    ASSERT_TRUE(is_readme_update(on_a.next(*listen_a)));
     redis_->kill();
     auto const echoed =
         on_b.post(modern_request(1, "tools/call", call_params("echo", {{"text", "still here"}}))).json();

@@ -10,6 +10,7 @@
 // memory) and must hand off anything slow.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,5 +30,11 @@ public:
     virtual void unsubscribe(std::uint64_t token) = 0;
     virtual void publish(std::string_view topic, std::string_view payload) = 0;
 };
+
+/// Blocks until a marker published on a topic of its own comes back to this process, or `timeout` passes:
+/// true when it came, so that the subscriptions made before the call are live (a shared bus confirms one
+/// process's subscriptions in order). For a process that should serve only once announcements reach it; never
+/// call it from a thread the bus delivers on.
+[[nodiscard]] bool await_round_trip(event_bus& bus, std::chrono::milliseconds timeout);
 
 } // namespace duet::store

@@ -7,7 +7,10 @@
 // A session also has a live half that cannot leave the process serving it: the transport's
 // server::connection (handlers, pending server-to-client requests, a strand). The store does not share it;
 // it keeps the `session_local` the transport gave at create() beside the record, untouched, so a lookup finds
-// both at once. A shared store (Redis) keeps it in the creating process only: elsewhere local() is null.
+// both at once. A shared store (Redis) keeps it in the process that gave it: a process that finds a session
+// another opened gives it a live half of its own (adopt()), built from the state the first one saved
+// (save_state()). The live halves of one session hear each other through broadcast(): a client's answer to
+// a request, or its cancellation, reaches the process running that request wherever the client sent it.
 //
 // @par Thread safety
 // Every member may be called from any thread.
@@ -15,10 +18,13 @@
 
 #include <duet/store/event_log.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +35,15 @@ namespace duet::store {
 class session_local {
 public:
     virtual ~session_local() = default;
+    /// A payload some process broadcast to the session's live halves (session::broadcast), this one's
+    /// included.
+    virtual void on_broadcast(std::string_view payload) { (void)payload; }
+    /// Another process saved the session's state (session::save_state).
+    virtual void on_state(std::string_view state) { (void)state; }
+    /// Whether this process now delivers the session's server events (session::claim_events).
+    virtual void on_events_here(bool here) { (void)here; }
+    /// Another process ended the session (DELETE), or the store let it expire: the live half ends too.
+    virtual void on_ended() {}
 };
 
 class session {
@@ -53,14 +68,38 @@ public:
     /// A POST stream whose every event reached the client: nothing is left to resume.
     virtual void forget_stream(std::uint64_t number) = 0;
 
-    /// The live half given at create(); null in a process that did not create the session.
-    [[nodiscard]] session_local* local() const noexcept { return local_.get(); }
+    /// The session's shareable state, as its live half last saved it: opaque to the store, empty before.
+    [[nodiscard]] virtual std::string state() const = 0;
+    /// Keeps `state` for every process serving the session (the others' live halves hear it: on_state).
+    virtual void save_state(std::string state) = 0;
+    /// Hands `payload` to the live half of every process serving the session, this one's included; in
+    /// order from one sender.
+    virtual void broadcast(std::string payload) = 0;
+    /// This process delivers the session's server events from now on, and no other does (one delivers
+    /// them, or the session would hear each once per process). A store of one process always does.
+    virtual void claim_events() {}
+    [[nodiscard]] virtual bool events_here() const { return true; }
+
+    /// The live half in this process: given at create(), or adopted; null until then.
+    [[nodiscard]] session_local* local() const noexcept { return local_.load(std::memory_order_acquire); }
+    /// Gives the session a live half in this process, unless it has one: the first given stays, and is
+    /// returned.
+    session_local* adopt(std::shared_ptr<session_local> l) {
+        std::lock_guard lock(adopt_mutex_);
+        if (!owner_) {
+            owner_ = std::move(l);
+            local_.store(owner_.get(), std::memory_order_release);
+        }
+        return owner_.get();
+    }
 
 protected:
-    explicit session(std::shared_ptr<session_local> local) : local_(std::move(local)) {}
+    explicit session(std::shared_ptr<session_local> local) : owner_(std::move(local)), local_(owner_.get()) {}
 
 private:
-    std::shared_ptr<session_local> const local_;
+    std::mutex adopt_mutex_;
+    std::shared_ptr<session_local> owner_;
+    std::atomic<session_local*> local_;
 };
 
 class session_store {
@@ -79,6 +118,26 @@ public:
     /// Every session in the store (e.g. to end them at a drain).
     [[nodiscard]] virtual std::vector<std::shared_ptr<session>> all() = 0;
     [[nodiscard]] virtual std::size_t size() const = 0;
+
+    // ---- several processes sharing the store --------------------------------------------------------------
+
+    /// Whether other processes share it: a session's traffic may then come to a process that holds no live
+    /// half of it yet.
+    [[nodiscard]] virtual bool shared() const noexcept { return false; }
+    /// Whether the store can be reached now (a shared store's server may be away: legacy requests then get
+    /// 503 until it is back).
+    [[nodiscard]] virtual bool available() const noexcept { return true; }
+    /// This process's mark among those sharing the store (empty when not shared): the ids of its requests to
+    /// clients carry it, so that no two processes send one id.
+    [[nodiscard]] virtual std::string process_tag() const { return {}; }
+    /// find() for a session this process may not know yet: `done` gets it (null when unknown or ended), on a
+    /// thread of the store's.
+    virtual void find_async(std::string id, std::function<void(std::shared_ptr<session>)> done) {
+        done(find(id));
+    }
+    /// `done` runs once everything written so far reached the store, so that another process finds it (a new
+    /// session's state before its id goes to the client).
+    virtual void flush(std::function<void()> done) { done(); }
 };
 
 } // namespace duet::store

@@ -23,6 +23,12 @@ namespace duet::transport::http {
 /// Whether the Accept header lists `type` (or */*).
 [[nodiscard]] bool accepts(request const& req, std::string_view type);
 
+/// The request target's path: what precedes its query.
+[[nodiscard]] inline std::string_view path_of(request const& req) {
+    std::string_view const target(req.target().data(), req.target().size());
+    return target.substr(0, target.find('?'));
+}
+
 /// The request's MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers, for admission, and
 /// `caller`: who the connection that carried it established (mutual TLS; null otherwise).
 [[nodiscard]] protocol::http_facts facts_of(request const& req,

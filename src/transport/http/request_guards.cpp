@@ -36,8 +36,7 @@ request_guards::request_guards(std::vector<http_route> const& routes, http_optio
     : routes_(routes), options_(options) {}
 
 std::variant<http_route const*, reply> request_guards::check(request const& req) const {
-    auto const target = req.target();
-    auto const path = target.substr(0, target.find('?'));
+    auto const path = path_of(req);
     http_route const* route = nullptr;
     for (auto const& r : routes_)
         if (r.path == path) {

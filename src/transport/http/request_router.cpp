@@ -20,8 +20,7 @@ namespace bhttp = boost::beast::http;
 asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& req, bool keep_alive,
                                              modern_slot& slot) {
     if (bearer_) {
-        auto const target = req.target();
-        if (auto metadata = bearer_->metadata(req, target.substr(0, target.find('?'))))
+        if (auto metadata = bearer_->metadata(req, path_of(req)))
             return ctx_.replies.send(stream, req, std::move(*metadata), keep_alive);
     }
     auto verdict = guards_.check(req);
@@ -41,6 +40,20 @@ asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& re
 
 asio::awaitable<bool> request_router::route(bounded_socket& stream, request& req, bool keep_alive,
                                             server::server& srv, modern_slot& slot) {
+    if (sessions_.worth_loading(req))
+        return load_then_route(stream, req, keep_alive, srv, slot);
+    return route_known(stream, req, keep_alive, srv, slot);
+}
+
+// A session this process does not know yet (another opened it, a shared store keeps it): asked for first.
+asio::awaitable<bool> request_router::load_then_route(bounded_socket& stream, request& req, bool keep_alive,
+                                                      server::server& srv, modern_slot& slot) {
+    co_await sessions_.load(req);
+    co_return co_await route_known(stream, req, keep_alive, srv, slot);
+}
+
+asio::awaitable<bool> request_router::route_known(bounded_socket& stream, request& req, bool keep_alive,
+                                                  server::server& srv, modern_slot& slot) {
     if (req.method() == bhttp::verb::post)
         return post(stream, req, keep_alive, srv, slot);
     return session_request(stream, req, keep_alive, srv);
@@ -93,7 +106,7 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
     switch (protocol::route_post_message(found.lookup)) {
     case protocol::message_route::to_session:
         found.session->touch();
-        live(*found.session).conn->receive(std::move(msg));
+        sessions_.to_session(*found.session, std::move(msg));
         break;
     case protocol::message_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());
@@ -156,7 +169,7 @@ asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request
 
 // GET and DELETE belong to a live legacy session.
 asio::awaitable<bool> request_router::session_request(bounded_socket& stream, request& req, bool keep_alive,
-                                                      server::server const& srv) {
+                                                      server::server& srv) {
     auto found = sessions_.find(req, srv, stream.caller().get());
     switch (protocol::route_session_request(found.lookup)) {
     case protocol::session_request_route::in_session:

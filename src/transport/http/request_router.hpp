@@ -37,6 +37,10 @@ private:
     // After the guards (and the token, on a protected server): POST, or GET and DELETE.
     boost::asio::awaitable<bool> route(bounded_socket& stream, request& req, bool keep_alive,
                                        server::server& srv, modern_slot& slot);
+    boost::asio::awaitable<bool> load_then_route(bounded_socket& stream, request& req, bool keep_alive,
+                                                 server::server& srv, modern_slot& slot);
+    boost::asio::awaitable<bool> route_known(bounded_socket& stream, request& req, bool keep_alive,
+                                             server::server& srv, modern_slot& slot);
     // A token the verifier must fetch keys for or ask about first.
     boost::asio::awaitable<bool> verify_then_route(bounded_socket& stream, request& req, bool keep_alive,
                                                    server::server& srv, modern_slot& slot, std::string token);
@@ -53,7 +57,7 @@ private:
                                             jsonrpc::batch b, session_streams::found found,
                                             server::server const& srv);
     boost::asio::awaitable<bool> session_request(bounded_socket& stream, request& req, bool keep_alive,
-                                                 server::server const& srv);
+                                                 server::server& srv);
 
     server_context& ctx_;
     request_guards const& guards_;

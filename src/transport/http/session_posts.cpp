@@ -109,6 +109,8 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
         co_return true;
     }
     std::weak_ptr<store::session> weak = s;
+    if (ctx_.sessions->shared()) // the record the session's changes update, before initialize saves it
+        s->save_state(encode_record({std::string(path_of(req)), local->principal, {}}));
     // A strand of its own on the io_context, not one nested in this socket's: the session outlives this
     // socket, and its requests come on others.
     local->conn = server::connection::create(
@@ -117,10 +119,12 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
             if (auto open = weak.lock())
                 open->standalone()->publish(std::move(line));
         },
-        server::connection_options{.executor_is_serial = ctx_.serial});
+        session_connection_options(*s));
     server::connection::writer to_session;
     auto h = co_await local->conn->async_answer(std::move(r), &facts, std::move(to_session));
     bool const opened = h.message && std::holds_alternative<jsonrpc::response>(*h.message);
+    if (opened && ctx_.sessions->shared())
+        co_await flush_store(); // another process finds the session as soon as the client has its id
     reply out{static_cast<bhttp::status>(h.http_status), h.message ? jsonrpc::serialize(*h.message) : ""};
     if (opened)
         out.headers.emplace_back(std::string(session_header), s->id());
@@ -245,7 +249,7 @@ asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, reque
             if (h.message)
                 replies.push_back(std::move(*h.message));
         } else {
-            live(*session).conn->receive(std::move(*element));
+            to_session(*session, std::move(*element));
         }
     }
     reply r{replies.empty() ? bhttp::status::accepted : bhttp::status::ok, {}};

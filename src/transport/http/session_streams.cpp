@@ -4,7 +4,10 @@
 #include "head_fields.hpp"
 #include "reply.hpp"
 
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <string>
 
@@ -17,21 +20,115 @@ namespace {
 constexpr std::string_view session_header = "Mcp-Session-Id";
 }
 
-session_streams::found session_streams::find(request const& req, server::server const& srv,
-                                             protocol::caller_identity const* caller) const {
+session_streams::found session_streams::find(request const& req, server::server& srv,
+                                             protocol::caller_identity const* caller) {
     auto const id = header(req, session_header);
     if (!id)
         return {};
     auto s = ctx_.sessions->find(*id);
-    // A session of another endpoint is unknown here, and so (until a shared store routes it) is one another
-    // process serves. Not touched: only legacy traffic keeps a session alive; a modern request never reads or
-    // changes one (ERA-POLICY), whatever stale id it carries.
+    // Another process opened it (a shared store): served here too, from what that process saved.
+    if (s && !s->local() && ctx_.sessions->shared())
+        adopt(*s, srv, path_of(req));
+    // A session of another endpoint is unknown here. Not touched: only legacy traffic keeps a session alive;
+    // a modern request never reads or changes one (ERA-POLICY), whatever stale id it carries.
     if (!s || !s->local() || live(*s).owner != &srv)
         return {nullptr, protocol::session_lookup::unknown};
     // Opened by someone else: as unknown to this caller as a session that never was.
     if (auto const& principal = live(*s).principal; !principal.empty() && principal != principal_of(caller))
         return {nullptr, protocol::session_lookup::unknown};
     return {std::move(s), protocol::session_lookup::live};
+}
+
+bool session_streams::worth_loading(request const& req) const {
+    if (!ctx_.sessions->shared())
+        return false;
+    auto const id = header(req, session_header);
+    return id && !ctx_.sessions->find(*id);
+}
+
+namespace {
+
+// Waits until the store calls back, which it may do on a thread of its own; the coroutine goes on on its
+// executor.
+asio::awaitable<void> await_store(std::function<void(std::function<void()>)> const& start) {
+    co_await asio::async_initiate<decltype(asio::use_awaitable), void()>(
+        [&start](auto handler) {
+            auto h = std::make_shared<decltype(handler)>(std::move(handler));
+            start([h] {
+                auto const ex = asio::get_associated_executor(*h);
+                asio::post(ex, [h] { std::move (*h)(); });
+            });
+        },
+        asio::use_awaitable);
+}
+
+} // namespace
+
+asio::awaitable<void> session_streams::load(request const& req) {
+    auto const id = header(req, session_header);
+    if (!id)
+        co_return;
+    std::function<void(std::function<void()>)> const ask =
+        [this, id = std::string(*id)](std::function<void()> done) {
+            ctx_.sessions->find_async(
+                id, [done = std::move(done)](std::shared_ptr<store::session> const&) { done(); });
+        };
+    co_await await_store(ask);
+}
+
+asio::awaitable<void> session_streams::flush_store() {
+    std::function<void(std::function<void()>)> const ask = [this](std::function<void()> done) {
+        ctx_.sessions->flush(std::move(done));
+    };
+    co_await await_store(ask);
+}
+
+void session_streams::adopt(store::session& s, server::server& srv, std::string_view path) {
+    auto record = decode_record(s.state());
+    if (!record || record->path != path)
+        return; // unreadable, or another endpoint's: unknown here
+    auto local = std::make_shared<live_session>();
+    local->owner = &srv;
+    local->principal = record->principal;
+    std::weak_ptr<store::session> weak; // the store holds the session; its live half only reaches it by id
+    auto const id = s.id();
+    auto sessions = ctx_.sessions;
+    local->conn = server::connection::create(
+        srv, ctx_.io.get_executor(),
+        [sessions, id](std::string line) {
+            if (auto open = sessions->find(id))
+                open->standalone()->publish(std::move(line));
+        },
+        session_connection_options(s));
+    local->conn->restore_session(record->state);
+    local->conn->deliver_session_events(s.events_here());
+    s.adopt(std::move(local));
+}
+
+server::connection_options session_streams::session_connection_options(store::session& s) const {
+    server::connection_options o{.executor_is_serial = ctx_.serial};
+    if (!ctx_.sessions->shared())
+        return o;
+    o.client_request_id_prefix = ctx_.sessions->process_tag();
+    // What the session's own methods change, every process serving it must know.
+    o.on_session_change = [sessions = ctx_.sessions, id = s.id()](server::session_state const& state) {
+        auto open = sessions->find(id);
+        if (!open)
+            return;
+        auto record = decode_record(open->state());
+        if (!record)
+            return;
+        record->state = state;
+        open->save_state(encode_record(*record));
+    };
+    return o;
+}
+
+void session_streams::to_session(store::session& session, jsonrpc::message m) const {
+    if (ctx_.sessions->shared())
+        session.broadcast(jsonrpc::serialize(m));
+    else
+        live(session).conn->receive(std::move(m));
 }
 
 asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request const& req, bool keep_alive,
@@ -72,6 +169,8 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
         es = session->standalone();
         after = es->last_seq(); // only what comes from now on; replay is for Last-Event-ID
     }
+    if (es->number() == 0)
+        session->claim_events(); // the process that holds the standalone stream delivers server events
     auto const ex = co_await asio::this_coro::executor;
     auto wake = std::make_shared<stream_queue>(ex);
     auto const token = es->attach([wake] { wake->interrupt(); }, resume.has_value());

@@ -36,8 +36,17 @@ public:
         std::shared_ptr<store::session> session; ///< null unless `lookup` is live
         protocol::session_lookup lookup = protocol::session_lookup::none;
     };
-    [[nodiscard]] found find(request const& req, server::server const& srv,
-                             protocol::caller_identity const* caller) const;
+    [[nodiscard]] found find(request const& req, server::server& srv,
+                             protocol::caller_identity const* caller);
+
+    /// With a shared store: whether the request names a session this process does not know yet, which
+    /// load() asks the store for (a session another process opened).
+    [[nodiscard]] bool worth_loading(request const& req) const;
+    boost::asio::awaitable<void> load(request const& req);
+
+    /// A client's notification or answer for the session: to its connection, or with a shared store to the
+    /// connection of every process serving the session (the one whose request it concerns acts on it).
+    void to_session(store::session& session, jsonrpc::message m) const;
 
     // ---- POST (session_posts.cpp)
 
@@ -65,6 +74,13 @@ public:
                                              std::shared_ptr<store::session> session);
 
 private:
+    // A session another process opened, found here first: a live half of its own, from the saved record.
+    void adopt(store::session& s, server::server& srv, std::string_view path);
+    // A session connection's options: with a shared store, its changes saved and its ids this process's.
+    [[nodiscard]] server::connection_options session_connection_options(store::session& s) const;
+    // Returns once what was written to the store so far reached it.
+    boost::asio::awaitable<void> flush_store();
+
     struct session_sink;
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
                                         std::shared_ptr<store::session> session,

@@ -63,5 +63,16 @@ TYPED_TEST(EventBus, AHandlerMayPublishInTurn) {
     bus->unsubscribe(sink);
 }
 
+TYPED_TEST(EventBus, ARoundTripComesBackAndLeavesNoSubscriptionBehind) {
+    auto const bus = TypeParam::make_bus();
+    int heard = 0;
+    auto const token = bus->subscribe("t", [&](std::string_view) { ++heard; });
+    EXPECT_TRUE(await_round_trip(*bus, std::chrono::seconds(20)));
+    bus->publish("t", "after");
+    TypeParam::settle(*bus);
+    EXPECT_EQ(heard, 1); // the marker went on a topic of its own
+    bus->unsubscribe(token);
+}
+
 } // namespace
 } // namespace duet::store::checks

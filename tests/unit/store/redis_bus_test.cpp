@@ -162,6 +162,13 @@ TEST_F(RedisBus, AnUnsubscribedHandlerOfAnotherProcessHearsNothingMore) {
     EXPECT_EQ(on_b.count(), seen);
 }
 
+TEST_F(RedisBus, NoRoundTripWhileRedisIsAway) {
+    auto const a = bus();
+    ASSERT_TRUE(await_round_trip(*a, 20s));
+    redis_->kill();
+    EXPECT_FALSE(await_round_trip(*a, 300ms));
+}
+
 TEST(RedisReachable, AClosedPortIsUnreachableInWords) {
     redis_options where;
     where.port = test::free_loopback_port();
