@@ -1,8 +1,9 @@
 // File: apps/common/store_flags.hpp
 //
 // --store redis://HOST[:PORT][/DB] and --store-prefix: what the processes serving one endpoint share through
-// Redis (today the announcements: a list_changed or resources/updated raised on any process reaches the
-// sessions and listens of every process). Redis must answer at start: a process that cannot reach it would
+// Redis: the announcements (a list_changed or resources/updated raised on any process reaches the sessions
+// and listens of every process) and the legacy sessions (any process serves any session's POST, GET and
+// DELETE; a stream resumes on any process). Redis must answer at start: a process that cannot reach it would
 // serve a deployment that only looks whole, so it exits 3, saying why.
 //
 // Redis is talked to on a thread of its own (store_runtime), apart from the threads serving requests, so
@@ -19,6 +20,7 @@
 
 #include <duet/server/server.hpp>
 #include <duet/store/redis.hpp>
+#include <duet/transport/http_server.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -75,9 +77,11 @@ struct store_refusal {
     int exit_code; ///< 2: a usage error; 3: Redis cannot be reached
 };
 
-/// Sets options.event_bus from the flags (nothing without --store).
-[[nodiscard]] inline std::optional<store_refusal>
-apply_store_flags(store_flags const& flags, store_runtime& runtime, server::server_options& options) {
+/// Sets options.event_bus and http.session_store from the flags (nothing without --store).
+[[nodiscard]] inline std::optional<store_refusal> apply_store_flags(store_flags const& flags,
+                                                                    store_runtime& runtime,
+                                                                    server::server_options& options,
+                                                                    transport::http_options& http) {
     if (flags.url.empty())
         return std::nullopt;
     auto where = store::parse_redis_url(flags.url);
@@ -89,7 +93,13 @@ apply_store_flags(store_flags const& flags, store_runtime& runtime, server::serv
     where->key_prefix = flags.prefix;
     if (auto why = store::redis_unreachable(*where, where->connect_timeout); !why.empty())
         return store_refusal{"--store: " + why, 3};
-    options.event_bus = store::make_redis_event_bus(runtime.start(), *where);
+    auto const executor = runtime.start();
+    options.event_bus = store::make_redis_event_bus(executor, *where);
+    http.session_store = store::make_redis_session_store(executor, *where,
+                                                         {.max_sessions = http.max_sessions,
+                                                          .replay_events = http.replay_events,
+                                                          .resumable_streams = http.resumable_streams},
+                                                         http.session_expiry);
     return std::nullopt;
 }
 

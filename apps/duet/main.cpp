@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     duet::apps::store_runtime store_thread;
-    if (auto why = duet::apps::apply_store_flags(store, store_thread, shared)) {
+    if (auto why = duet::apps::apply_store_flags(store, store_thread, shared, http)) {
         std::fprintf(stderr, "duet serve: %s\n", why->text.c_str());
         return why->exit_code;
     }

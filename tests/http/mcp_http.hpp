@@ -84,6 +84,12 @@ public:
     [[nodiscard]] std::string const& version() const noexcept { return version_; }
     /// Forgets the session (the server is not told; see DELETE).
     void forget_session() { session_.reset(); }
+    /// Uses the session `other` opened (the same client reaching another process of one deployment).
+    void share_session(mcp_http const& other) {
+        session_ = other.session_;
+        version_ = other.version_;
+        log_.record_restored_session(version_);
+    }
 
     /// Headers every later request of this client carries (e.g. Authorization), initialize included;
     /// a request's own `extra` headers still replace them.

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <duet/store/event_bus.hpp>
+#include <duet/store/memory.hpp>
+#include <duet/store/session_store.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/system/result.hpp>
@@ -55,5 +57,15 @@ struct redis_options {
 /// dropped (and said so on stderr, once per outage); subscriptions are renewed when it is back.
 [[nodiscard]] std::shared_ptr<event_bus> make_redis_event_bus(boost::asio::any_io_executor executor,
                                                               redis_options where);
+
+/// Legacy sessions every process serving the endpoint shares: their records, their streams' events (Redis
+/// Streams, so a client resumes on any process and misses nothing that was logged), what one process's
+/// client sends reaching the request it concerns on another, each session ending everywhere. `limits` bound
+/// what this process holds (sessions, events kept per stream, streams per session); `expiry` is a session's
+/// idle lifetime in Redis, renewed by its traffic on any process.
+[[nodiscard]] std::shared_ptr<session_store> make_redis_session_store(boost::asio::any_io_executor executor,
+                                                                      redis_options where,
+                                                                      memory_limits limits,
+                                                                      std::chrono::milliseconds expiry);
 
 } // namespace duet::store

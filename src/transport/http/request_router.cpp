@@ -80,6 +80,17 @@ std::optional<reply> request_router::scope_refusal(bounded_socket const& stream,
     return bearer_->insufficient(*stream.caller()->token, needed);
 }
 
+std::optional<reply> request_router::store_away(std::optional<jsonrpc::request_id> const& id) const {
+    if (!ctx_.sessions->shared() || ctx_.sessions->available())
+        return std::nullopt;
+    // Legacy sessions live in the shared store: none can be served, nor opened, until it is back.
+    reply r{bhttp::status::service_unavailable,
+            error_body(id, protocol::make_error(protocol::errc::internal_error,
+                                                "The session store cannot be reached; retry shortly"))};
+    r.headers.emplace_back("Retry-After", "1");
+    return r;
+}
+
 asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req, bool keep_alive,
                                            server::server& srv, modern_slot& slot) {
     // The body is parsed here, once, into the server's pool for parsed frames; what follows moves the parsed
@@ -103,10 +114,18 @@ asio::awaitable<bool> request_router::post(bounded_socket& stream, request& req,
         return post_request(stream, req, keep_alive, std::move(*r), std::move(found), srv, slot);
 
     // Notifications and responses (to the server's requests) are accepted with 202 and never answered.
-    switch (protocol::route_post_message(found.lookup)) {
+    auto const route = protocol::route_post_message(found.lookup);
+    if (route != protocol::message_route::accept)
+        if (auto away = store_away(std::nullopt))
+            return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
+    switch (route) {
     case protocol::message_route::to_session:
         found.session->touch();
         sessions_.to_session(*found.session, std::move(msg));
+        if (ctx_.sessions->shared()) { // every process holding the session hears it before the next request
+            reply accepted{bhttp::status::accepted, {}};
+            return sessions_.flush_then_send(stream, req, std::move(accepted), keep_alive);
+        }
         break;
     case protocol::message_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());
@@ -126,7 +145,12 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
         return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto facts = facts_of(req, stream.caller());
     auto const claim = protocol::read_version_claim(r.params).what;
-    switch (protocol::route_post(claim, r.method, found.lookup, srv.options().eras)) {
+    auto const route = protocol::route_post(claim, r.method, found.lookup, srv.options().eras);
+    if (route == protocol::post_route::open_session || route == protocol::post_route::in_session ||
+        route == protocol::post_route::unknown_session)
+        if (auto away = store_away(r.id))
+            return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
+    switch (route) {
     case protocol::post_route::modern:
         return modern_.serve(stream, req, keep_alive, slot, std::move(r), std::move(facts), srv);
     case protocol::post_route::modern_listen:
@@ -149,7 +173,11 @@ asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request
                                                  jsonrpc::batch b, session_streams::found found,
                                                  server::server const& srv) {
     auto const negotiated = found.session ? live(*found.session).conn->legacy_version() : std::nullopt;
-    switch (protocol::route_batch(found.lookup, negotiated)) {
+    auto const route = protocol::route_batch(found.lookup, negotiated);
+    if (route != protocol::batch_route::not_allowed)
+        if (auto away = store_away(std::nullopt))
+            return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
+    switch (route) {
     case protocol::batch_route::in_session:
         for (auto const& element : b.elements)
             if (auto const* r = element ? std::get_if<jsonrpc::request>(&*element) : nullptr)
@@ -171,7 +199,11 @@ asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request
 asio::awaitable<bool> request_router::session_request(bounded_socket& stream, request& req, bool keep_alive,
                                                       server::server& srv) {
     auto found = sessions_.find(req, srv, stream.caller().get());
-    switch (protocol::route_session_request(found.lookup)) {
+    auto const route = protocol::route_session_request(found.lookup);
+    if (route != protocol::session_request_route::no_session)
+        if (auto away = store_away(std::nullopt))
+            return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
+    switch (route) {
     case protocol::session_request_route::in_session:
         if (req.method() == bhttp::verb::get)
             return sessions_.stream_to(stream, req, keep_alive, std::move(found.session));

@@ -48,6 +48,8 @@ private:
     // scope for; nullopt when it holds them, or the server checks no tokens.
     [[nodiscard]] std::optional<reply> scope_refusal(bounded_socket const& stream, server::server const& srv,
                                                      jsonrpc::request const& r) const;
+    // The 503 for a legacy request while a shared session store cannot be reached; nullopt otherwise.
+    [[nodiscard]] std::optional<reply> store_away(std::optional<jsonrpc::request_id> const& id) const;
     boost::asio::awaitable<bool> post(bounded_socket& stream, request& req, bool keep_alive,
                                       server::server& srv, modern_slot& slot);
     boost::asio::awaitable<bool> post_request(bounded_socket& stream, request& req, bool keep_alive,

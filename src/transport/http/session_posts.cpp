@@ -144,6 +144,10 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
                                              protocol::http_facts facts) {
     session->touch();
     bool const polling = polls(*session);
+    // What the session's own methods change, other processes must know before the client's next request.
+    bool const changes_shared_session =
+        ctx_.sessions->shared() && (r.method == "logging/setLevel" || r.method == "resources/subscribe" ||
+                                    r.method == "resources/unsubscribe");
     auto sink = std::make_shared<session_sink>();
     server::connection::writer to_sink = [sink](std::string line) {
         sink->write(std::move(line));
@@ -164,6 +168,8 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
         if (now && sink->early.empty() && !sink->close_requested) {
             // Nothing came before the answer: plain JSON (202 when none is owed, e.g. cancelled).
             reply out = answer_reply(now->message, now->http_status);
+            if (changes_shared_session)
+                return flush_then_send(stream, req, std::move(out), keep_alive);
             return ctx_.replies.send(stream, req, std::move(out), keep_alive);
         }
         // Not (only) an answer: the request gets its resumable stream, which takes over what came.

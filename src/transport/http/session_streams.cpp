@@ -76,6 +76,13 @@ asio::awaitable<void> session_streams::load(request const& req) {
     co_await await_store(ask);
 }
 
+asio::awaitable<bool> session_streams::flush_then_send(bounded_socket& stream, request const& req, reply out,
+                                                       bool keep_alive) {
+    co_await flush_store();
+    co_await ctx_.replies.write(stream, req, out, keep_alive);
+    co_return true;
+}
+
 asio::awaitable<void> session_streams::flush_store() {
     std::function<void(std::function<void()>)> const ask = [this](std::function<void()> done) {
         ctx_.sessions->flush(std::move(done));

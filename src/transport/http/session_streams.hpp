@@ -43,6 +43,12 @@ public:
     /// load() asks the store for (a session another process opened).
     [[nodiscard]] bool worth_loading(request const& req) const;
     boost::asio::awaitable<void> load(request const& req);
+    /// Returns once what was written to the store so far reached it (at once for a store of one process).
+    boost::asio::awaitable<void> flush_store();
+    /// Sends `out` once what the request changed of a shared session reached the store, so that the
+    /// client's next request finds the change on any process.
+    boost::asio::awaitable<bool> flush_then_send(bounded_socket& stream, request const& req, reply out,
+                                                 bool keep_alive);
 
     /// A client's notification or answer for the session: to its connection, or with a shared store to the
     /// connection of every process serving the session (the one whose request it concerns acts on it).
@@ -78,8 +84,6 @@ private:
     void adopt(store::session& s, server::server& srv, std::string_view path);
     // A session connection's options: with a shared store, its changes saved and its ids this process's.
     [[nodiscard]] server::connection_options session_connection_options(store::session& s) const;
-    // Returns once what was written to the store so far reached it.
-    boost::asio::awaitable<void> flush_store();
 
     struct session_sink;
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
