@@ -4,9 +4,12 @@
 //   duet-conformance-server [--port N] [--host H] [--legacy-only | --modern-only]
 //                           [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 //                           [--auth-issuer URL --auth-audience URL --auth-jwks URL ...]
+//                           [--store redis://HOST:PORT --store-prefix P --state-key-file FILE]  (scaled out)
 #include <duet/transport/http_server.hpp>
 
 #include "common/auth_flags.hpp"
+#include "common/state_key_flags.hpp"
+#include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "fixtures.hpp"
 
@@ -29,6 +32,10 @@ int main(int argc, char** argv) {
     duet::apps::add_tls_server_flags(app, tls);
     duet::apps::auth_flags auth;
     duet::apps::add_auth_flags(app, auth);
+    duet::apps::store_flags store;
+    duet::apps::add_store_flags(app, store);
+    duet::apps::state_key_flags state_keys;
+    duet::apps::add_state_key_flags(app, state_keys);
     CLI11_PARSE(app, argc, argv);
     boost::asio::io_context io; // the token verifier fetches keys on it; the server runs it
     if (auto why = duet::apps::apply_auth_flags(auth, http, io.get_executor())) {
@@ -41,6 +48,15 @@ int main(int argc, char** argv) {
     }
 
     duet::server::server_options options;
+    if (auto why = duet::apps::apply_state_key_flags(state_keys, options)) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", why->c_str());
+        return 2;
+    }
+    duet::apps::store_runtime store_thread;
+    if (auto why = duet::apps::apply_store_flags(store, store_thread, options, http)) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", why->text.c_str());
+        return why->exit_code;
+    }
     options.info = {.name = "duet-conformance-server",
                     .version = "0.1.0",
                     .title = "Duet conformance fixture",
@@ -50,7 +66,11 @@ int main(int argc, char** argv) {
     options.eras = legacy_only   ? duet::protocol::era_support::legacy_only
                    : modern_only ? duet::protocol::era_support::modern_only
                                  : duet::protocol::era_support::both;
-    duet::server::server srv(std::move(options));
+    duet::server::server srv(options);
+    if (auto why = duet::apps::await_store(options)) {
+        std::fprintf(stderr, "duet-conformance-server: %s\n", why->text.c_str());
+        return why->exit_code;
+    }
     duet::conformance::add_content_tools(srv);
     duet::conformance::add_interaction_tools(srv);
     duet::conformance::add_input_required_fixtures(srv);

@@ -503,6 +503,7 @@ std::shared_ptr<event_log> redis_session::open_stream() {
     if (auto store = store_.lock()) {
         store->command({"SADD", streams_key(), std::to_string(n)});
         store->command({"PEXPIRE", streams_key(), std::to_string(store->expiry().count())});
+        store->command({"PUBLISH", key_, "O" + std::to_string(n)}); // resumable from its priming event on
     }
     return s;
 }
@@ -601,8 +602,8 @@ void redis_session::fill(std::uint64_t number, reply const& entries) {
     }
 }
 
-// "E<n> <seq> <kind> <data>", "B<payload>", "S<tag> <state>", "H<tag>", "A<n> <tag> <0|1>", "D<n> <tag>",
-// "C<n>", "F<n>", "X".
+// "E<n> <seq> <kind> <data>", "B<payload>", "S<tag> <state>", "H<tag>", "O<n>" (opened), "A<n> <tag> <0|1>",
+// "D<n> <tag>", "C<n>", "F<n>", "X".
 void redis_session::heard(std::string_view text) {
     if (text.empty())
         return;
@@ -664,6 +665,9 @@ void redis_session::heard(std::string_view text) {
             m->reader_detached(std::string(rest));
         break;
     }
+    case 'O':
+        mirror(parse_u64(rest), true);
+        break;
     case 'C':
         if (auto m = mirror(parse_u64(rest), false))
             m->close_requested();

@@ -224,6 +224,10 @@ asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request co
         co_await wake->pop(ignored, unbounded_wait);
     }
 
+    // A client may resume from the priming event before any event exists: every process must know the
+    // stream by then.
+    if (polling && ctx_.sessions->shared())
+        co_await flush_store();
     if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
         !co_await ctx_.sse.opening(stream, *es, 0, polling)) {
         es->detach(token);
