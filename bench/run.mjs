@@ -7,7 +7,8 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, stdio, sessions, fanout, sustained
+//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, stdio, sessions, fanout, sustained,
+//                  scale
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -39,7 +40,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,stdio,sessions,fanout,sustained').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,stdio,sessions,fanout,sustained,scale').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -654,6 +655,47 @@ async function sustainedGroup() {
     }
 }
 
+// ---- scale-out ------------------------------------------------------------------------------------------------
+
+// tests/scale/deployment: Redis, N server processes sharing it and nginx round-robin in front, all on the server
+// core (a deployment's CPU is its whole process tree: nginx, Redis and every server). Compared with the same
+// nginx in front of one in-memory process, the only way a legacy session works without a shared store.
+const scaleWorkloads = ['HTTP legacy tools/call via nginx', 'HTTP modern tools/call via nginx'];
+const scaledTarget = 'Duet ×3 + Redis';
+const memoryTarget = 'Duet ×1 in memory';
+
+function startDeployment(name, count, serverCmd, memory = false) {
+    return startServer(name, [path.join(root, 'tests/scale/deployment'), ...(memory ? ['--memory'] : []), path.join(logDir, name), String(count), ...serverCmd]);
+}
+
+async function scaleGroup() {
+    const running = [];
+    try {
+        const serve = [bin.duet, 'serve', '--session-rate', '0'];
+        const memory = await keepRunning(running, startDeployment('scale-memory', 1, serve, true));
+        const scaled = await keepRunning(running, startDeployment('scale-redis', 3, serve));
+        const entries = [];
+        for (const [server, target] of [[memory, memoryTarget], [scaled, scaledTarget]]) {
+            const sid = await openLegacySession(server.url);
+            const legacy = wrkEnv([legacyRequest('__ID__', 'tools/call', callArgs, sid)], '"text":"hello"');
+            const modern = wrkEnv([modernRequest('__ID__', 'tools/call', callArgs, 'echo')], '"text":"hello"');
+            // Every process of the deployment has loaded the session and warmed up before anything counts.
+            await wrk(`${target}: warm-up`, server, legacy, plan.warmupSeconds);
+            entries.push({ server, target, workload: scaleWorkloads[0], env: legacy, connections: plan.connections });
+            entries.push({ server, target, workload: scaleWorkloads[1], env: modern, connections: plan.connections });
+        }
+        await slicedHttpRows(entries);
+    } finally {
+        await stopServers(...running);
+    }
+    const fan = await startDeployment('scale-fanout', 3, [bin.server]);
+    try {
+        extra.scaleFanout = await runTool('listen streams over 3 processes + list_changed fan-out — Duet ×3 + Redis', ['node', path.join(benchDir, 'fanout.mjs'), fan.url, String(fan.pid), String(plan.streams)]);
+    } finally {
+        await stopServer(fan);
+    }
+}
+
 // ---- verdicts ------------------------------------------------------------------------------------------------
 
 const find = (workload, target) => rows.find(r => r.workload === workload && r.target === target);
@@ -737,6 +779,13 @@ function verdicts() {
         check(`${f.streams} listen streams: < 16 MB on top of the idle server`, mb < 16 && f.missing === 0, `+${fmt(mb, 1)} MiB (RSS ${fmt(f.rss_streams_kb / 1024, 1)} MiB in all); every stream got list_changed: ${f.missing === 0 ? 'yes' : `no, ${f.missing} missing`}`);
         check(`list_changed fan-out to ${f.streams} streams (reported, no target)`, undefined, `last stream after ${f.fanout_last_ms} ms, median ${f.fanout_p50_ms} ms`);
     }
+    const scaledLegacy = find(scaleWorkloads[0], scaledTarget);
+    const memoryLegacy = find(scaleWorkloads[0], memoryTarget);
+    if (scaledLegacy && memoryLegacy)
+        check('scale-out: legacy tools/call with the session in Redis ≥ 50 % of the in-memory rate', scaledLegacy.rate >= 0.5 * memoryLegacy.rate, `${fmt((100 * scaledLegacy.rate) / memoryLegacy.rate, 1)} % (${fmt(scaledLegacy.rate)} vs ${fmt(memoryLegacy.rate)} req/s, three processes vs one, through nginx on one core)`);
+    const sf = extra.scaleFanout;
+    if (sf)
+        check(`scale-out: list_changed to ${sf.streams} listens over three processes, last within 50 ms`, Number(sf.fanout_last_ms) <= 50 && sf.missing === 0, `last after ${sf.fanout_last_ms} ms, median ${sf.fanout_p50_ms} ms; every stream got it: ${sf.missing === 0 ? 'yes' : `no, ${sf.missing} missing`}`);
     const s = extra.sustained;
     if (s) {
         const growth = (s.rss_end_kb - s.rss_settled_kb) / s.rss_settled_kb;
@@ -852,6 +901,10 @@ Listen streams and list_changed fan-out (bench_server, Duet's library with \`due
 ${extra.fanout ? `- ${extra.fanout.streams} streams opened and acknowledged in ${extra.fanout.open_seconds} s; RSS ${fmt(extra.fanout.rss_before_kb / 1024, 1)} → ${fmt(extra.fanout.rss_streams_kb / 1024, 1)} MiB
 - one tool change reached the median stream after ${extra.fanout.fanout_p50_ms} ms and the last after ${extra.fanout.fanout_last_ms} ms (measured by one Node client reading all streams; ${extra.fanout.missing} missed it)` : '- not run'}
 
+List_changed fan-out over three processes (bench_server --store ×3 behind nginx, 1 000 listens spread round-robin):
+
+${extra.scaleFanout ? `- one tool change on one process reached the median stream after ${extra.scaleFanout.fanout_p50_ms} ms and the last after ${extra.scaleFanout.fanout_last_ms} ms (${extra.scaleFanout.missing} missed it)` : '- not run'}
+
 Sustained load (RSS sampled every second):
 
 ${extra.sustained ? `- ${fmt(extra.sustained.rate)} req/s for ${plan.sustainedSeconds} s; RSS ${extra.sustained.samples.filter((_, i) => i % 5 === 0).map(x => fmt(x.rss_kb / 1024, 1)).join(' → ')} MiB (every 5 s)` : '- not run'}
@@ -883,7 +936,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup };
+const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup, scale: scaleGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);

@@ -12,7 +12,7 @@
 //     duet::apps::store_flags store;
 //     duet::apps::add_store_flags(*serve, store);
 //     ... after parsing:
-//     duet::apps::store_runtime runtime;
+//     duet::apps::store_runtime runtime;   // first in main()
 //     if (auto why = duet::apps::apply_store_flags(store, runtime, options)) { print(why->text);
 //     return why->exit_code; }
 //     ... once the server subscribed: if (auto why = duet::apps::await_store(options)) ...
@@ -27,28 +27,44 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 namespace duet::apps {
 
-/// The thread Redis is talked to on. Declared before what uses the store, so it outlives it.
+/// The thread Redis is talked to on. Declared first in main(), before anything that may hold a Redis object
+/// (options, stores, servers): those end while it still runs, each stopping its connections on it, and then
+/// it waits for that to finish before it stops.
 class store_runtime {
 public:
     store_runtime() : work_(boost::asio::make_work_guard(io_)) {}
     ~store_runtime() {
         work_.reset();
-        io_.stop();
-        if (thread_.joinable())
-            thread_.join();
+        if (!thread_.joinable())
+            return;
+        // What the Redis objects posted as they ended (closing their connections) runs first; a connection
+        // that would not let go is not waited for past a few seconds.
+        {
+            std::unique_lock lock(mutex_);
+            if (!ended_.wait_for(lock, std::chrono::seconds(3), [this] { return done_; }))
+                io_.stop();
+        }
+        thread_.join();
     }
     store_runtime(store_runtime const&) = delete;
     store_runtime& operator=(store_runtime const&) = delete;
 
     boost::asio::any_io_executor start() {
         if (!thread_.joinable())
-            thread_ = std::thread([this] { io_.run(); });
+            thread_ = std::thread([this] {
+                io_.run();
+                std::lock_guard lock(mutex_);
+                done_ = true;
+                ended_.notify_all();
+            });
         return io_.get_executor();
     }
 
@@ -56,6 +72,9 @@ private:
     boost::asio::io_context io_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable ended_;
+    bool done_ = false;
 };
 
 struct store_flags {

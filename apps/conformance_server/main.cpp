@@ -19,6 +19,8 @@
 #include <stdexcept>
 
 int main(int argc, char** argv) {
+    // First: every Redis object made below ends while its thread still runs (store_flags.hpp).
+    duet::apps::store_runtime store_thread;
     CLI::App app{"duet-conformance-server: the MCP conformance suite's fixture on Duet"};
     duet::transport::http_options http;
     http.port = 0;
@@ -52,7 +54,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet-conformance-server: %s\n", why->c_str());
         return 2;
     }
-    duet::apps::store_runtime store_thread;
     if (auto why = duet::apps::apply_store_flags(store, store_thread, options, http)) {
         std::fprintf(stderr, "duet-conformance-server: %s\n", why->text.c_str());
         return why->exit_code;

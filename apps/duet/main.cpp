@@ -42,6 +42,8 @@ int print_versions() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // First: every Redis object made below ends while its thread still runs (store_flags.hpp).
+    duet::apps::store_runtime store_thread;
     // Everything after the first `--` is the stdio server a client command spawns; CLI11 never sees it.
     std::vector<std::string> server_command;
     for (int i = 1; i < argc; ++i) {
@@ -124,7 +126,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
-    duet::apps::store_runtime store_thread;
     if (auto why = duet::apps::apply_store_flags(store, store_thread, shared, http)) {
         std::fprintf(stderr, "duet serve: %s\n", why->text.c_str());
         return why->exit_code;

@@ -175,6 +175,22 @@ TEST_F(SharedSessions, AProcessKilledMidRunLeavesItsSessionsToTheOthers) {
     resumed->close();
 }
 
+TEST_F(SharedSessions, AProcessDrainedWithSigtermExitsCleanlyAndItsSessionsGoOn) {
+    mcp_http on_a(process(0).ep());
+    on_a.initialize(version);
+    EXPECT_EQ(
+        code_of(on_a.post(legacy_request(2, "resources/subscribe", {{"uri", "duet://demo/readme"}})).json()),
+        0);
+    process(0).signal(SIGTERM);
+    EXPECT_EQ(process(0).wait_exit(), 0) << process(0).stderr_text();
+    auto on_b = client_of(1, on_a);
+    EXPECT_EQ(text_of(call(on_b, 3, "echo", {{"text", "after the drain"}})), "after the drain");
+    for (int i : {1, 2}) {
+        process(i).signal(SIGTERM);
+        EXPECT_EQ(process(i).wait_exit(), 0) << process(i).stderr_text();
+    }
+}
+
 TEST_F(SharedSessions, WhileRedisIsAwayLegacyRequestsGet503AndModernOnesAreServed) {
     mcp_http on_a(process(0).ep());
     on_a.initialize(version);

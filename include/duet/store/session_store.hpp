@@ -93,6 +93,14 @@ public:
         return owner_.get();
     }
 
+    /// Lets go of the live half (its transport is going away; a store that outlives it keeps the record).
+    void drop_local() {
+        std::shared_ptr<session_local> gone;
+        std::lock_guard lock(adopt_mutex_);
+        local_.store(nullptr, std::memory_order_release);
+        gone = std::move(owner_);
+    }
+
 protected:
     explicit session(std::shared_ptr<session_local> local) : owner_(std::move(local)), local_(owner_.get()) {}
 

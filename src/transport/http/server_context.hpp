@@ -36,6 +36,13 @@ struct server_context {
         : options(std::move(o)), io(io_context), sessions(session_store_for(options)),
           replies(options.read_timeout), sse(options.read_timeout, options.sse_retry),
           session_budget(options.session_burst_per_peer, options.sessions_per_second_per_peer) {}
+    // The sessions' live halves run on `io`, which goes with this server; a shared store may outlive both.
+    ~server_context() {
+        for (auto const& s : sessions->all())
+            s->drop_local();
+    }
+    server_context(server_context const&) = delete;
+    server_context& operator=(server_context const&) = delete;
 
     http_options const options;
     boost::asio::io_context& io;

@@ -97,13 +97,14 @@ void session_streams::adopt(store::session& s, server::server& srv, std::string_
     auto local = std::make_shared<live_session>();
     local->owner = &srv;
     local->principal = record->principal;
-    std::weak_ptr<store::session> weak; // the store holds the session; its live half only reaches it by id
     auto const id = s.id();
-    auto sessions = ctx_.sessions;
+    // Weak: the store holds the session, whose live half this is.
+    std::weak_ptr<store::session_store> sessions = ctx_.sessions;
     local->conn = server::connection::create(
         srv, ctx_.io.get_executor(),
         [sessions, id](std::string line) {
-            if (auto open = sessions->find(id))
+            auto const held = sessions.lock();
+            if (auto open = held ? held->find(id) : nullptr)
                 open->standalone()->publish(std::move(line));
         },
         session_connection_options(s));
@@ -118,8 +119,10 @@ server::connection_options session_streams::session_connection_options(store::se
         return o;
     o.client_request_id_prefix = ctx_.sessions->process_tag();
     // What the session's own methods change, every process serving it must know.
-    o.on_session_change = [sessions = ctx_.sessions, id = s.id()](server::session_state const& state) {
-        auto open = sessions->find(id);
+    o.on_session_change = [sessions = std::weak_ptr<store::session_store>(ctx_.sessions),
+                           id = s.id()](server::session_state const& state) {
+        auto const held = sessions.lock();
+        auto open = held ? held->find(id) : nullptr;
         if (!open)
             return;
         auto record = decode_record(open->state());
