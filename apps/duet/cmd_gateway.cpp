@@ -9,6 +9,7 @@
 
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "upstream_auth.hpp"
 
@@ -60,6 +61,7 @@ struct gateway_cli {
     std::size_t max_upstream_children = 64;
     std::string over_children = "share";
     upstream_auth_flags upstream_auth;
+    store_flags store; ///< several gateway processes behind one load balancer
 };
 
 // A gateway reachable beyond loopback with no authentication hands its upstreams' tools to anyone who finds
@@ -283,7 +285,9 @@ T run_until(asio::io_context& io, std::future<T> done) {
 }
 
 int run_gateway(gateway_cli const& cli) {
-    // First, so that it outlives everything holding its executors (the upstreams' OAuth providers too).
+    // First: every Redis object made below ends while its thread still runs (store_flags.hpp).
+    store_runtime store_thread;
+    // So that it outlives everything holding its executors (the upstreams' OAuth providers too).
     asio::io_context io;
     std::string why;
     auto upstreams = parse_upstreams(cli.upstreams, why);
@@ -313,6 +317,11 @@ int run_gateway(gateway_cli const& cli) {
         return 2;
     }
     warn_when_open(http_options);
+    server::server_options shared; // --store: the front sessions (http_options); the bus only checks Redis
+    if (auto refused = apply_store_flags(cli.store, store_thread, shared, http_options)) {
+        std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
+        return refused->exit_code;
+    }
     auto mode = client::parse_connect_mode(cli.era);
     if (!mode) {
         std::fprintf(stderr, "duet gateway: --era must be legacy, modern or auto, not \"%s\"\n",
@@ -376,13 +385,29 @@ int run_gateway(gateway_cli const& cli) {
         }
         served_upstream s;
         s.backend = *created;
-        s.srv = std::make_unique<server::server>(s.backend->describe());
-        s.backend->attach(*s.srv);
         s.path = u.name.empty() ? cli.http.path : cli.http.path + "/" + u.name;
+        auto described = s.backend->describe();
+        // With --store the front sessions are shared; announcements are not: every gateway process hears its
+        // upstream itself, and a shared bus would deliver each change once per process.
+        if (shared.event_bus && s.backend->era() == protocol::era::legacy)
+            std::fprintf(
+                stderr,
+                "duet gateway: --store: %s speaks the legacy era, so what the gateway holds for it per "
+                "client (a modern client's input round in flight, the upstream session behind a legacy "
+                "client's) lives in one gateway process: a round's retry must reach the process that "
+                "began it (a load balancer sticky on the client), else it fails -32602.\n",
+                client::describe(u.target).c_str());
+        s.srv = std::make_unique<server::server>(std::move(described));
+        s.backend->attach(*s.srv);
         s.upstream = std::move(u);
         served.push_back(std::move(s));
     }
 
+    if (auto refused = await_store(shared)) {
+        std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
+        stop_upstreams();
+        return refused->exit_code;
+    }
     std::vector<transport::http_route> routes;
     for (auto& s : served)
         routes.push_back({s.path, s.srv.get()});
@@ -443,6 +468,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
                     "Threads serving connections and upstream calls (default: one per CPU this process may "
                     "run on)")
         ->check(CLI::Range(1, 256));
+    add_store_flags(*cmd, cli->store);
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");

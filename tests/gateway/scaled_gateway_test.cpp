@@ -1,0 +1,105 @@
+// Three `duet gateway --store` processes in front of one upstream (#28): a legacy client's session opened on
+// one gateway is served by the others, a question the upstream asks through one is answered through
+// another, and a modern client is served by any of them. Real processes: the upstream a `duet serve`, a
+// redis-server on loopback.
+#include "gateway/gateway_process.hpp"
+#include "http/mcp_http.hpp"
+#include "http/servers.hpp"
+#include "stdio/messages.hpp"
+#include "support/redis_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace {
+
+using namespace duet;
+using namespace duet::test::http;
+using duet::test::gateway::gateway_process;
+namespace json = boost::json;
+
+class ScaledGateway : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (auto why = test::redis_server::missing(); !why.empty())
+            GTEST_SKIP() << why;
+        redis_ = std::make_unique<test::redis_server>();
+        upstream_ = std::make_unique<child_server>();
+        for (auto& g : gateways_)
+            g = std::make_unique<gateway_process>(
+                upstream_->url(),
+                std::vector<std::string>{"--store", redis_->url(), "--store-prefix",
+                                         "scaled-gateway:" + std::to_string(::getpid()) + ':'});
+    }
+    gateway_process& gateway(int i) { return *gateways_[i]; }
+    mcp_http client_of(int i, mcp_http const& opener) {
+        mcp_http c(gateway(i).ep());
+        c.share_session(opener);
+        return c;
+    }
+
+    std::unique_ptr<test::redis_server> redis_;
+    std::unique_ptr<child_server> upstream_;
+    std::unique_ptr<gateway_process> gateways_[3];
+};
+
+std::string text_of(json::value const& response) {
+    auto const* r = response.is_object() ? response.as_object().if_contains("result") : nullptr;
+    if (!r)
+        return "(no result: " + json::serialize(response) + ")";
+    return std::string(r->at("content").at(0).at("text").as_string());
+}
+
+TEST_F(ScaledGateway, ALegacySessionOpenedOnOneGatewayIsServedByTheOthers) {
+    mcp_http on_a(gateway(0).ep());
+    on_a.initialize("2025-11-25");
+    auto on_b = client_of(1, on_a);
+    auto on_c = client_of(2, on_a);
+    auto const b =
+        on_b.post(legacy_request(2, "tools/call", call_params("echo", {{"text", "via b"}}))).json();
+    EXPECT_EQ(text_of(b), "via b");
+    auto const c =
+        on_c.post(legacy_request(3, "tools/call", call_params("echo", {{"text", "via c"}}))).json();
+    EXPECT_EQ(text_of(c), "via c");
+}
+
+TEST_F(ScaledGateway, TheUpstreamsQuestionAskedThroughOneGatewayIsAnsweredThroughAnother) {
+    mcp_http on_a(gateway(0).ep());
+    on_a.initialize("2025-11-25", {{"elicitation", json::object{}}});
+    auto asking = on_a.open(legacy_request(2, "tools/call", call_params("ask_name")));
+    json::value question;
+    do
+        question = on_a.next(*asking);
+    while (!question.is_null() && !is_server_request(question, "elicitation/create"));
+    ASSERT_TRUE(is_server_request(question, "elicitation/create")) << question;
+    auto on_c = client_of(2, on_a);
+    auto const accepted =
+        on_c.post(client_response(question.at("id"), {{"action", "accept"}, {"content", {{"name", "Ada"}}}}));
+    EXPECT_EQ(accepted.status, 202u);
+    auto const rest = on_a.rest(*asking);
+    ASSERT_FALSE(rest.empty());
+    EXPECT_EQ(text_of(rest.back()), "Hello, Ada!");
+}
+
+TEST_F(ScaledGateway, AModernClientIsServedByAnyGateway) {
+    for (int i = 0; i < 3; ++i) {
+        mcp_http c(gateway(i).ep());
+        auto const r =
+            c.post(modern_request(i, "tools/call", call_params("echo", {{"text", "modern"}}))).json();
+        EXPECT_EQ(text_of(r), "modern") << "gateway " << i;
+    }
+}
+
+// What cannot scale is said, not left to be found: a legacy upstream's per-client state lives in one process.
+TEST(ScaledGatewayStart, ALegacyUpstreamBehindAStoreIsNamedOnStderrWithWhatNeedsStickiness) {
+    if (auto why = test::redis_server::missing(); !why.empty())
+        GTEST_SKIP() << why;
+    test::redis_server redis;
+    gateway_process gw("--legacy-only", {"--store", redis.url()});
+    EXPECT_TRUE(gw.wait_for_log("speaks the legacy era")) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_for_log("sticky on the client")) << gw.stderr_text();
+}
+
+} // namespace
