@@ -5,6 +5,7 @@
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
+#include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "support/redis_server.hpp"
 
@@ -19,6 +20,11 @@ using namespace duet;
 using namespace duet::test::http;
 using duet::test::gateway::gateway_process;
 namespace json = boost::json;
+
+// The text a tools/call response carries.
+std::string call_text(json::value const& response) {
+    return test::first_text(test::result_of(response));
+}
 
 class ScaledGateway : public ::testing::Test {
 protected:
@@ -45,13 +51,6 @@ protected:
     std::unique_ptr<gateway_process> gateways_[3];
 };
 
-std::string text_of(json::value const& response) {
-    auto const* r = response.is_object() ? response.as_object().if_contains("result") : nullptr;
-    if (!r)
-        return "(no result: " + json::serialize(response) + ")";
-    return std::string(r->at("content").at(0).at("text").as_string());
-}
-
 TEST_F(ScaledGateway, ALegacySessionOpenedOnOneGatewayIsServedByTheOthers) {
     mcp_http on_a(gateway(0).ep());
     on_a.initialize("2025-11-25");
@@ -59,20 +58,17 @@ TEST_F(ScaledGateway, ALegacySessionOpenedOnOneGatewayIsServedByTheOthers) {
     auto on_c = client_of(2, on_a);
     auto const b =
         on_b.post(legacy_request(2, "tools/call", call_params("echo", {{"text", "via b"}}))).json();
-    EXPECT_EQ(text_of(b), "via b");
+    EXPECT_EQ(call_text(b), "via b");
     auto const c =
         on_c.post(legacy_request(3, "tools/call", call_params("echo", {{"text", "via c"}}))).json();
-    EXPECT_EQ(text_of(c), "via c");
+    EXPECT_EQ(call_text(c), "via c");
 }
 
 TEST_F(ScaledGateway, TheUpstreamsQuestionAskedThroughOneGatewayIsAnsweredThroughAnother) {
     mcp_http on_a(gateway(0).ep());
     on_a.initialize("2025-11-25", {{"elicitation", json::object{}}});
     auto asking = on_a.open(legacy_request(2, "tools/call", call_params("ask_name")));
-    json::value question;
-    do
-        question = on_a.next(*asking);
-    while (!question.is_null() && !is_server_request(question, "elicitation/create"));
+    auto const question = on_a.next_server_request(*asking, "elicitation/create");
     ASSERT_TRUE(is_server_request(question, "elicitation/create")) << question;
     auto on_c = client_of(2, on_a);
     auto const accepted =
@@ -80,7 +76,7 @@ TEST_F(ScaledGateway, TheUpstreamsQuestionAskedThroughOneGatewayIsAnsweredThroug
     EXPECT_EQ(accepted.status, 202u);
     auto const rest = on_a.rest(*asking);
     ASSERT_FALSE(rest.empty());
-    EXPECT_EQ(text_of(rest.back()), "Hello, Ada!");
+    EXPECT_EQ(call_text(rest.back()), "Hello, Ada!");
 }
 
 TEST_F(ScaledGateway, AModernClientIsServedByAnyGateway) {
@@ -88,7 +84,7 @@ TEST_F(ScaledGateway, AModernClientIsServedByAnyGateway) {
         mcp_http c(gateway(i).ep());
         auto const r =
             c.post(modern_request(i, "tools/call", call_params("echo", {{"text", "modern"}}))).json();
-        EXPECT_EQ(text_of(r), "modern") << "gateway " << i;
+        EXPECT_EQ(call_text(r), "modern") << "gateway " << i;
     }
 }
 

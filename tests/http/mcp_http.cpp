@@ -181,6 +181,14 @@ json::value mcp_http::next(response_stream& s) {
     return log_.record_received(e->data);
 }
 
+json::value mcp_http::next_server_request(response_stream& s, std::string_view method) {
+    for (;;) {
+        auto m = next(s);
+        if (m.is_null() || is_server_request(m, method))
+            return m;
+    }
+}
+
 std::vector<json::value> mcp_http::rest(response_stream& s) {
     std::vector<json::value> out;
     for (auto e = s.next(); e; e = s.next())

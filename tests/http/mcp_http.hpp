@@ -72,6 +72,9 @@ public:
     std::unique_ptr<response_stream> open_spec(request_spec const& spec);
     /// The next message of a stream, recorded; null when the stream ended.
     boost::json::value next(response_stream& s);
+    /// The next request the server sends on a stream (e.g. elicitation/create), past what comes before it;
+    /// null when the stream ended first.
+    boost::json::value next_server_request(response_stream& s, std::string_view method);
     /// The rest of a stream, each message recorded.
     std::vector<boost::json::value> rest(response_stream& s);
 

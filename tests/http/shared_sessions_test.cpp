@@ -6,6 +6,7 @@
 // processes in turn, as a round-robin load balancer would send it.
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
+#include "stdio/checks.hpp"
 #include "support/redis_server.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,11 @@ namespace {
 using namespace duet;
 using namespace duet::test::http;
 namespace json = boost::json;
+
+// The text a tools/call response carries.
+std::string call_text(json::value const& response) {
+    return test::first_text(test::result_of(response));
+}
 
 constexpr char const* version = "2025-11-25";
 
@@ -48,20 +54,13 @@ json::value call(mcp_http& c, int id, std::string_view tool, json::object args =
     return c.post(legacy_request(id, "tools/call", call_params(tool, std::move(args)))).json();
 }
 
-std::string text_of(json::value const& response) {
-    auto const* r = response.as_object().if_contains("result");
-    if (!r)
-        return "(no result: " + json::serialize(response) + ")";
-    return std::string(r->at("content").at(0).at("text").as_string());
-}
-
 TEST_F(SharedSessions, ASessionOpenedOnOneProcessIsServedByEveryOther) {
     mcp_http on_a(process(0).ep());
     on_a.initialize(version, {{"elicitation", json::object{}}});
     auto on_b = client_of(1, on_a);
     auto on_c = client_of(2, on_a);
-    EXPECT_EQ(text_of(call(on_b, 2, "echo", {{"text", "via b"}})), "via b");
-    EXPECT_EQ(text_of(call(on_c, 3, "echo", {{"text", "via c"}})), "via c");
+    EXPECT_EQ(call_text(call(on_b, 2, "echo", {{"text", "via b"}})), "via b");
+    EXPECT_EQ(call_text(call(on_c, 3, "echo", {{"text", "via c"}})), "via c");
     EXPECT_EQ(code_of(on_c.post(legacy_request(4, "logging/setLevel", {{"level", "error"}})).json()), 0);
     // The level set through c holds on a: countdown's info logs no longer come (only progress).
     auto const r =
@@ -108,7 +107,7 @@ TEST_F(SharedSessions, AStreamBrokenOnOneProcessResumesOnAnotherWithNothingLost)
     auto const rest = on_b.rest(*resumed);
     ASSERT_FALSE(rest.empty());
     EXPECT_TRUE(is_response_to(rest.back(), 2)) << rest.back();
-    EXPECT_EQ(text_of(rest.back()), "liftoff after 6 steps");
+    EXPECT_EQ(call_text(rest.back()), "liftoff after 6 steps");
     // Every progress after the one seen, in order: 2 to 6.
     std::vector<double> progress;
     for (auto const& m : rest)
@@ -122,10 +121,7 @@ TEST_F(SharedSessions, AnElicitationSentByOneProcessIsAnsweredThroughAnother) {
     mcp_http on_a(process(0).ep());
     on_a.initialize(version, {{"elicitation", json::object{}}});
     auto asking = on_a.open(legacy_request(2, "tools/call", call_params("ask_name")));
-    json::value question;
-    do
-        question = on_a.next(*asking);
-    while (!question.is_null() && !is_server_request(question, "elicitation/create"));
+    auto const question = on_a.next_server_request(*asking, "elicitation/create");
     ASSERT_TRUE(is_server_request(question, "elicitation/create")) << question;
 
     auto on_c = client_of(2, on_a);
@@ -134,7 +130,7 @@ TEST_F(SharedSessions, AnElicitationSentByOneProcessIsAnsweredThroughAnother) {
     EXPECT_EQ(accepted.status, 202u);
     auto const rest = on_a.rest(*asking);
     ASSERT_FALSE(rest.empty());
-    EXPECT_EQ(text_of(rest.back()), "Hello, Ada!");
+    EXPECT_EQ(call_text(rest.back()), "Hello, Ada!");
     on_a.expect_schema_valid();
 }
 
@@ -168,7 +164,7 @@ TEST_F(SharedSessions, AProcessKilledMidRunLeavesItsSessionsToTheOthers) {
     stream->close();
 
     auto on_b = client_of(1, on_a);
-    EXPECT_EQ(text_of(call(on_b, 3, "echo", {{"text", "still open"}})), "still open");
+    EXPECT_EQ(call_text(call(on_b, 3, "echo", {{"text", "still open"}})), "still open");
     // What a logged before it died is there to resume; the call itself died with it.
     auto resumed = on_b.open_spec(stream_spec(on_b, {{"Last-Event-ID", resume_from}}));
     EXPECT_EQ(resumed->status(), 200u);
@@ -184,7 +180,7 @@ TEST_F(SharedSessions, AProcessDrainedWithSigtermExitsCleanlyAndItsSessionsGoOn)
     process(0).signal(SIGTERM);
     EXPECT_EQ(process(0).wait_exit(), 0) << process(0).stderr_text();
     auto on_b = client_of(1, on_a);
-    EXPECT_EQ(text_of(call(on_b, 3, "echo", {{"text", "after the drain"}})), "after the drain");
+    EXPECT_EQ(call_text(call(on_b, 3, "echo", {{"text", "after the drain"}})), "after the drain");
     for (int i : {1, 2}) {
         process(i).signal(SIGTERM);
         EXPECT_EQ(process(i).wait_exit(), 0) << process(i).stderr_text();

@@ -161,17 +161,7 @@ TEST(ConnectionHandler, ModernRequestCannotAskTheClient) {
 // and the connection finishes.
 TEST(ConnectionHandler, EndOfInputFailsAPendingClientRequest) {
     server srv(test_options());
-    srv.add_tool(plain_tool("ask"),
-                 [](json::object const&,
-                    duet::server::request_context& ctx) -> boost::asio::awaitable<duet::server::tool_result> {
-                     // Named arguments: GCC 12 may destroy a coroutine's temporary arguments early
-                     // (request_context.hpp).
-                     std::string const method = "roots/list";
-                     json::value const params = json::object{};
-                     auto r = co_await ctx.async_request_client(method, params);
-                     co_return r ? duet::server::tool_result::text("answered")
-                                 : duet::server::tool_result::error(r.error().to_string());
-                 });
+    add_roots_asking_tool(srv);
     harness h(srv);
     h.send(initialize_request(1, "2025-11-25", {{"roots", json::object{}}}));
     h.response(1);

@@ -137,15 +137,7 @@ TEST(SharedSession, AMutedSessionHearsNoServerEventsButItsListensDo) {
 
 TEST(SharedSession, RequestsToTheClientCarryTheProcessPrefixAndItsAnswerResolvesThem) {
     server srv(test_options());
-    srv.add_tool(plain_tool("ask"),
-                 [](json::object const&,
-                    duet::server::request_context& ctx) -> boost::asio::awaitable<duet::server::tool_result> {
-                     std::string const method = "roots/list";
-                     json::value const params = json::object{};
-                     auto r = co_await ctx.async_request_client(method, params);
-                     co_return r ? duet::server::tool_result::text("answered")
-                                 : duet::server::tool_result::error(r.error().to_string());
-                 });
+    add_roots_asking_tool(srv);
     harness h(srv, {.client_request_id_prefix = "p7"});
     h.restore_session(stored_session());
     h.send(legacy_request(1, "tools/call", call_params("ask")));

@@ -35,6 +35,21 @@ inline server::tool plain_tool(std::string name) {
         .input_schema = {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}};
 }
 
+/// A tool named "ask" that asks the client roots/list in a legacy session: its text is "answered", or the
+/// failure's description.
+inline void add_roots_asking_tool(server::server& srv) {
+    using namespace duet::server;
+    srv.add_tool(plain_tool("ask"),
+                 [](boost::json::object const&, request_context& ctx) -> boost::asio::awaitable<tool_result> {
+                     // Named arguments: GCC 12 may destroy a coroutine's temporary arguments early
+                     // (request_context.hpp).
+                     std::string const method = "roots/list";
+                     boost::json::value const params = boost::json::object{};
+                     auto r = co_await ctx.async_request_client(method, params);
+                     co_return r ? tool_result::text("answered") : tool_result::error(r.error().to_string());
+                 });
+}
+
 /// echo (plain), until_cancelled (coroutine: progress once, then waits for cancellation), throws / throws_co
 /// (std::runtime_error carrying a secret), refuses (protocol_error), one resource, one template, one prompt.
 inline void add_test_features(server::server& srv) {
