@@ -17,6 +17,7 @@
 namespace {
 
 using namespace duet;
+using namespace duet::test;
 using namespace duet::test::http;
 using duet::test::gateway::gateway_process;
 namespace json = boost::json;

@@ -7,6 +7,7 @@
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
+#include "stdio/messages.hpp"
 #include "support/redis_server.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 namespace {
 
 using namespace duet;
+using namespace duet::test;
 using namespace duet::test::http;
 namespace json = boost::json;
 

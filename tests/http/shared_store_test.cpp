@@ -4,6 +4,7 @@
 // redis-server on loopback.
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
+#include "stdio/messages.hpp"
 #include "support/redis_server.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 namespace {
 
 using namespace duet;
+using namespace duet::test;
 using namespace duet::test::http;
 namespace json = boost::json;
 

@@ -38,6 +38,9 @@ namespace {
 
 using redis::reply;
 
+// What a store holds back before Redis first answers (past it, commands fail at once).
+constexpr std::size_t max_held_commands = 10000;
+
 // One entry appended and announced at once, so that no process sees the one without the other. KEYS: the
 // stream, the session's channel. ARGV: replay bound, kind, data, expiry (ms), stream number.
 constexpr char const* append_script = R"lua(
@@ -215,7 +218,7 @@ public:
             {.ready =
                  [weak] {
                      if (auto self = weak.lock())
-                         self->up_ = true;
+                         self->came_up();
                  },
              .lost =
                  [weak](std::string_view why) {
@@ -307,7 +310,7 @@ public:
     }
 
     bool shared() const noexcept override { return true; }
-    bool available() const noexcept override { return up_; }
+    bool available() const noexcept override { return up_ || !ever_up_; }
     std::string process_tag() const override { return tag_; }
 
     void find_async(std::string id, std::function<void(std::shared_ptr<session>)> done) override {
@@ -324,17 +327,19 @@ public:
     }
 
     void flush(std::function<void()> done) override {
-        asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
-            self->commands_->command({"PING"}, [done = std::move(done)](std::optional<reply>) { done(); });
-        });
+        command({"PING"}, [done = std::move(done)](std::optional<reply>) { done(); });
     }
 
     // ---- for the sessions ---------------------------------------------------------------------------------
 
+    /// Sends a command (from any thread). Until the connection first comes up, commands wait for it (a
+    /// process serves as soon as it starts); after, one sent while Redis is away fails at once.
     void command(std::vector<std::string> args, redis::connection::done d = nullptr) {
+        if (!d)
+            d = [](std::optional<reply>) {
+            };
         asio::post(strand_, [self = shared_from_this(), args = std::move(args), d = std::move(d)]() mutable {
-            self->commands_->command(
-                args, d ? std::move(d) : [](std::optional<reply>) {});
+            self->send_or_hold(std::move(args), std::move(d));
         });
     }
 
@@ -353,6 +358,21 @@ public:
                     if (then)
                         then();
                 });
+    }
+
+    // On the strand.
+    void send_or_hold(std::vector<std::string> args, redis::connection::done d) {
+        if (ever_up_ || held_.size() >= max_held_commands)
+            return commands_->command(args, std::move(d));
+        held_.emplace_back(std::move(args), std::move(d));
+    }
+
+    void came_up() {
+        up_ = true;
+        ever_up_ = true;
+        auto held = std::exchange(held_, {});
+        for (auto& [args, d] : held)
+            commands_->command(args, std::move(d));
     }
 
     [[nodiscard]] std::chrono::milliseconds expiry() const noexcept { return expiry_; }
@@ -382,7 +402,7 @@ private:
     // from then on is heard) its record and its streams as Redis holds them.
     void load(std::string const& id) {
         auto const key = where_.key_prefix + "s:" + id;
-        commands_->command({"EXISTS", key}, [self = shared_from_this(), id](std::optional<reply> r) {
+        command({"EXISTS", key}, [self = shared_from_this(), id](std::optional<reply> r) {
             if (!r || r->type != reply::kind::integer || r->integer != 1)
                 return self->loaded(id, nullptr);
             self->subscribe_then_read(self->make_session(id, nullptr));
@@ -469,6 +489,8 @@ private:
     std::shared_ptr<event_bus> const bus_;
     std::shared_ptr<redis::connection> commands_;
     std::atomic<bool> up_{false};
+    std::atomic<bool> ever_up_{false};
+    std::deque<std::pair<std::vector<std::string>, redis::connection::done>> held_; ///< strand only
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<redis_session>, std::less<>> sessions_;
     std::map<std::string, std::vector<std::function<void(std::shared_ptr<session>)>>, std::less<>> loading_;
@@ -480,14 +502,16 @@ private:
 void redis_session::touch() {
     auto const now = std::chrono::steady_clock::now();
     last_seen_ = now;
-    // Renewed in Redis at most once a second per process: the expiry is minutes, the traffic may be
-    // thousands of requests a second.
-    if (now - last_renewed_.load() < std::chrono::seconds(1))
-        return;
-    last_renewed_ = now;
     auto store = store_.lock();
     if (!store)
         return;
+    // Renewed in Redis at most once a second per process (a quarter of the expiry when that is shorter): the
+    // expiry is minutes, the traffic may be thousands of requests a second.
+    auto const every =
+        std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1), store->expiry() / 4);
+    if (now - last_renewed_.load() < every)
+        return;
+    last_renewed_ = now;
     auto const ms = std::to_string(store->expiry().count());
     store->command({"PEXPIRE", key_, ms}, [weak = weak_from_this()](std::optional<reply> r) {
         if (auto self = weak.lock(); self && r && r->type == reply::kind::integer && r->integer == 0)
