@@ -30,6 +30,7 @@ const release = path.join(root, process.env.BUILD ?? 'build', 'release');
 const bin = {
     duet: path.join(release, 'apps/duet/duet'),
     driver: path.join(release, 'bench/bench_stdio_driver'),
+    fanoutDriver: path.join(release, 'bench/bench_fanout_driver'),
     echo: path.join(release, 'bench/bench_echo_process'),
     server: path.join(release, 'bench/bench_server')
 };
@@ -690,7 +691,9 @@ async function scaleGroup() {
     }
     const fan = await startDeployment('scale-fanout', 3, [bin.server]);
     try {
-        extra.scaleFanout = await runTool('listen streams over 3 processes + list_changed fan-out — Duet ×3 + Redis', ['node', path.join(benchDir, 'fanout.mjs'), fan.url, String(fan.pid), String(plan.streams)]);
+        // Read by bench_fanout_driver (epoll over every stream): one Node client reading 1 000 streams took
+        // longer than the servers did (bench/findings.md, "Scale-out").
+        extra.scaleFanout = await runTool('listen streams over 3 processes + list_changed fan-out — Duet ×3 + Redis', [bin.fanoutDriver, fan.url, String(plan.streams)]);
     } finally {
         await stopServer(fan);
     }
@@ -901,7 +904,7 @@ Listen streams and list_changed fan-out (bench_server, Duet's library with \`due
 ${extra.fanout ? `- ${extra.fanout.streams} streams opened and acknowledged in ${extra.fanout.open_seconds} s; RSS ${fmt(extra.fanout.rss_before_kb / 1024, 1)} → ${fmt(extra.fanout.rss_streams_kb / 1024, 1)} MiB
 - one tool change reached the median stream after ${extra.fanout.fanout_p50_ms} ms and the last after ${extra.fanout.fanout_last_ms} ms (measured by one Node client reading all streams; ${extra.fanout.missing} missed it)` : '- not run'}
 
-List_changed fan-out over three processes (bench_server --store ×3 behind nginx, 1 000 listens spread round-robin):
+List_changed fan-out over three processes (bench_server --store ×3 behind nginx, 1 000 listens spread round-robin, read by bench_fanout_driver):
 
 ${extra.scaleFanout ? `- one tool change on one process reached the median stream after ${extra.scaleFanout.fanout_p50_ms} ms and the last after ${extra.scaleFanout.fanout_last_ms} ms (${extra.scaleFanout.missing} missed it)` : '- not run'}
 
