@@ -11,7 +11,7 @@ memory_session::memory_session(std::string id, std::shared_ptr<session_local> lo
       max_streams_(limits.resumable_streams),
       standalone_(std::make_shared<memory_event_log>(0, limits.replay_events)) {}
 
-std::shared_ptr<event_log> memory_session::open_stream() {
+std::shared_ptr<event_log> memory_session::open_stream(std::string) {
     std::lock_guard lock(mutex_);
     auto s = std::make_shared<memory_event_log>(next_stream_++, replay_limit_);
     for (auto it = streams_.begin(); streams_.size() >= max_streams_ && it != streams_.end();) {

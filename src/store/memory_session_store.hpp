@@ -22,7 +22,7 @@ public:
     [[nodiscard]] std::shared_ptr<event_log> const& standalone() const noexcept override {
         return standalone_;
     }
-    [[nodiscard]] std::shared_ptr<event_log> open_stream() override;
+    [[nodiscard]] std::shared_ptr<event_log> open_stream(std::string on_loss) override;
     [[nodiscard]] std::shared_ptr<event_log> find_stream(std::uint64_t number) const override;
     void forget_stream(std::uint64_t number) override;
     [[nodiscard]] std::string state() const override;

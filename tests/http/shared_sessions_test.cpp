@@ -158,8 +158,9 @@ TEST_F(SharedSessions, ServerEventsReachTheGetStreamWhereverItIsHeldOnce) {
 TEST_F(SharedSessions, AProcessKilledMidRunLeavesItsSessionsToTheOthers) {
     mcp_http on_a(process(0).ep());
     on_a.initialize(version);
-    auto stream =
-        on_a.open(legacy_request(2, "tools/call", with_progress(call_params("countdown", {{"n", 20}}), "t")));
+    auto const countdown =
+        legacy_request(2, "tools/call", with_progress(call_params("countdown", {{"n", 20}}), "t"));
+    auto stream = on_a.open(countdown);
     ASSERT_TRUE(is_notification(on_a.next(*stream), "notifications/progress"));
     auto const resume_from = stream->last_event_id();
     process(0).signal(SIGKILL);
@@ -167,10 +168,18 @@ TEST_F(SharedSessions, AProcessKilledMidRunLeavesItsSessionsToTheOthers) {
 
     auto on_b = client_of(1, on_a);
     EXPECT_EQ(call_text(call(on_b, 3, "echo", {{"text", "still open"}})), "still open");
-    // What a logged before it died is there to resume; the call itself died with it.
+    // What a logged before it died is there to resume; the call itself died with it, and the stream says so
+    // once a's liveness lapses (seconds): its last message answers the call with an error.
+    on_b.log().record_sent(countdown);
     auto resumed = on_b.open_spec(stream_spec(on_b, {{"Last-Event-ID", resume_from}}));
-    EXPECT_EQ(resumed->status(), 200u);
-    resumed->close();
+    ASSERT_EQ(resumed->status(), 200u);
+    auto const rest = on_b.rest(*resumed);
+    ASSERT_FALSE(rest.empty());
+    EXPECT_TRUE(is_notification(rest.front(), "notifications/message")) << rest.front(); // what a logged next
+    ASSERT_TRUE(is_response_to(rest.back(), 2)) << rest.back();
+    EXPECT_EQ(code_of(rest.back()), -32603) << rest.back();
+    EXPECT_NE(json::serialize(rest.back()).find("stopped before answering"), std::string::npos)
+        << rest.back();
 }
 
 TEST_F(SharedSessions, AProcessDrainedWithSigtermExitsCleanlyAndItsSessionsGoOn) {

@@ -61,8 +61,11 @@ public:
     /// the GET stream delivers.
     [[nodiscard]] virtual std::shared_ptr<event_log> const& standalone() const noexcept = 0;
     /// A new stream for one POST's messages. Beyond the store's bound of kept ones, the oldest without a
-    /// reader is forgotten (it can no longer be resumed).
-    [[nodiscard]] virtual std::shared_ptr<event_log> open_stream() = 0;
+    /// reader is forgotten (it can no longer be resumed). `on_loss` is the final event a shared store writes
+    /// to it should the process serving it end before completing it (killed, crashed): the request's error
+    /// response, so that a client resuming it on another process is told; a store of one process ignores it.
+    [[nodiscard]] virtual std::shared_ptr<event_log> open_stream(std::string on_loss) = 0;
+    [[nodiscard]] std::shared_ptr<event_log> open_stream() { return open_stream(std::string()); }
     /// The stream `number` names (0: the standalone one); null when unknown or forgotten.
     [[nodiscard]] virtual std::shared_ptr<event_log> find_stream(std::uint64_t number) const = 0;
     /// A POST stream whose every event reached the client: nothing is left to resume.

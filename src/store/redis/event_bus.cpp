@@ -230,7 +230,8 @@ private:
     std::map<std::string, std::size_t> listeners_; ///< subscriptions per topic
     std::uint64_t next_token_ = 1;
 
-    std::set<std::string> unconfirmed_; ///< strand only: a channel subscribed twice before its confirmation waits once
+    std::set<std::string>
+        unconfirmed_; ///< strand only: a channel subscribed twice before its confirmation waits once
     std::deque<std::pair<std::string, std::string>> held_;
     std::size_t dropped_ = 0;
     bool outage_reported_ = false;

@@ -164,6 +164,24 @@ void mirror_log::reader_detached(std::string const& tag) {
         remote_reader_.clear();
 }
 
+void mirror_log::set_origin(std::string owner, std::string on_loss) {
+    std::lock_guard lock(mutex_);
+    owner_ = std::move(owner);
+    on_loss_ = std::move(on_loss);
+}
+
+std::optional<std::pair<std::string, std::string>> mirror_log::loss_candidate(std::string const& me) {
+    std::lock_guard lock(mutex_);
+    if (reader_ == 0 || complete_ || loss_reported_ || owner_.empty() || owner_ == me || on_loss_.empty())
+        return std::nullopt;
+    return std::pair{owner_, on_loss_};
+}
+
+void mirror_log::loss_reported() {
+    std::lock_guard lock(mutex_);
+    loss_reported_ = true;
+}
+
 void mirror_log::close_requested() {
     {
         std::lock_guard lock(mutex_);

@@ -11,7 +11,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace duet::store::redis {
 
@@ -60,6 +62,14 @@ public:
     void reader_detached(std::string const& tag);
     void close_requested();
 
+    /// Who serves the stream (a process's tag) and what to write to it should that process end first.
+    void set_origin(std::string owner, std::string on_loss);
+    /// The loss answer to write, once, when this process reads the stream for a client while another, the one
+    /// serving it, may have ended: the owner to check and the answer. Empty when none is due.
+    [[nodiscard]] std::optional<std::pair<std::string, std::string>> loss_candidate(std::string const& me);
+    /// The owner was found gone and the loss answer appended (or it completed meanwhile): never again.
+    void loss_reported();
+
 private:
     std::uint64_t const number_;
     std::size_t const limit_;
@@ -75,6 +85,9 @@ private:
     std::uint64_t reader_ = 0; ///< this process's reader; 0: none
     std::uint64_t next_reader_ = 1;
     std::string remote_reader_; ///< the process holding a reader elsewhere; empty: none
+    std::string owner_;         ///< the process serving the stream's request
+    std::string on_loss_;
+    bool loss_reported_ = false;
 };
 
 } // namespace duet::store::redis

@@ -38,6 +38,9 @@ namespace {
 
 using redis::reply;
 
+// How long a process counts as alive after its last heartbeat.
+constexpr std::chrono::milliseconds liveness{3000};
+
 // What a store holds back before Redis first answers (past it, commands fail at once).
 constexpr std::size_t max_held_commands = 10000;
 
@@ -116,7 +119,7 @@ public:
     [[nodiscard]] std::shared_ptr<event_log> const& standalone() const noexcept override {
         return standalone_;
     }
-    [[nodiscard]] std::shared_ptr<event_log> open_stream() override;
+    [[nodiscard]] std::shared_ptr<event_log> open_stream(std::string on_loss) override;
     [[nodiscard]] std::shared_ptr<event_log> find_stream(std::uint64_t number) const override {
         if (number == 0)
             return standalone_;
@@ -147,6 +150,9 @@ public:
     [[nodiscard]] std::string streams_key() const { return key_ + ":streams"; }
     /// A note on the session's channel (on the bus's strand).
     void heard(std::string_view note);
+    /// Ends, with their loss answers, the streams this process reads for a client whose serving process is
+    /// gone (its liveness key expired) before completing them.
+    void check_losses(redis_store& store);
     /// Entries read from Redis (XRANGE's reply).
     void fill(std::uint64_t number, reply const& entries);
     /// What a read of the record found, unless a note since the subscription told newer.
@@ -207,6 +213,7 @@ public:
           tag_(random_tag()), bus_(make_redis_event_bus(executor, where_)) {}
 
     ~redis_store() override {
+        beat_.cancel();
         if (commands_)
             commands_->stop();
     }
@@ -360,6 +367,26 @@ public:
                 });
     }
 
+    // This process is alive while its key is: renewed every second, gone three seconds after it stops. Each
+    // beat also looks for streams whose serving process is gone (redis_session::check_losses).
+    void heartbeat() {
+        commands_->command({"SET", process_key(tag_), "1", "PX", std::to_string(liveness.count())},
+                           [](std::optional<reply>) {});
+        std::vector<std::shared_ptr<redis_session>> held;
+        {
+            std::lock_guard lock(mutex_);
+            for (auto const& [id, s] : sessions_)
+                held.push_back(s);
+        }
+        for (auto const& s : held)
+            s->check_losses(*this);
+        beat_.expires_after(liveness / 3);
+        beat_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+            if (auto self = weak.lock(); self && !ec)
+                self->heartbeat();
+        });
+    }
+
     // On the strand.
     void send_or_hold(std::vector<std::string> args, redis::connection::done d) {
         if (ever_up_ || held_.size() >= max_held_commands)
@@ -367,7 +394,13 @@ public:
         held_.emplace_back(std::move(args), std::move(d));
     }
 
+    [[nodiscard]] std::string process_key(std::string const& tag) const {
+        return where_.key_prefix + "proc:" + tag;
+    }
+
     void came_up() {
+        if (!ever_up_)
+            heartbeat();
         up_ = true;
         ever_up_ = true;
         auto held = std::exchange(held_, {});
@@ -448,24 +481,32 @@ private:
                 else
                     s->mark_gone(); // ended meanwhile: loaded(), below, finds it so
             });
-        commands_->command({"SMEMBERS", s->streams_key()},
-                           [self = shared_from_this(), s, settled, timer](std::optional<reply> r) {
-                               std::vector<std::uint64_t> numbers{0};
-                               if (r)
-                                   for (auto const& e : r->elements)
-                                       if (auto n = parse_u64(e.text))
-                                           numbers.push_back(n);
-                               auto left = std::make_shared<std::size_t>(numbers.size());
-                               for (auto n : numbers) {
-                                   s->mirror(n, true);
-                                   self->read_stream(s, n, 0, [self, s, left, settled, timer] {
-                                       if (--*left != 0 || settled->exchange(true))
-                                           return;
-                                       timer->cancel();
-                                       self->loaded(s->id(), s);
-                                   });
-                               }
-                           });
+        commands_->command({"HGETALL", s->streams_key()}, [self = shared_from_this(), s, settled,
+                                                           timer](std::optional<reply> r) {
+            std::vector<std::uint64_t> numbers{0};
+            // Pairs of a stream's number and its origin ("OWNER ON_LOSS").
+            for (std::size_t i = 0; r && i + 1 < r->elements.size(); i += 2) {
+                auto const n = parse_u64(r->elements[i].text);
+                if (n == 0)
+                    continue;
+                numbers.push_back(n);
+                auto const& origin = r->elements[i + 1].text;
+                auto const space = origin.find(' ');
+                s->mirror(n, true)->set_origin(origin.substr(0, space), space == std::string::npos
+                                                                            ? std::string()
+                                                                            : origin.substr(space + 1));
+            }
+            auto left = std::make_shared<std::size_t>(numbers.size());
+            for (auto n : numbers) {
+                s->mirror(n, true);
+                self->read_stream(s, n, 0, [self, s, left, settled, timer] {
+                    if (--*left != 0 || settled->exchange(true))
+                        return;
+                    timer->cancel();
+                    self->loaded(s->id(), s);
+                });
+            }
+        });
     }
 
     void loaded(std::string const& id, std::shared_ptr<redis_session> s) {
@@ -490,6 +531,7 @@ private:
     std::shared_ptr<redis::connection> commands_;
     std::atomic<bool> up_{false};
     std::atomic<bool> ever_up_{false};
+    asio::steady_timer beat_{strand_};
     std::deque<std::pair<std::vector<std::string>, redis::connection::done>> held_; ///< strand only
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<redis_session>, std::less<>> sessions_;
@@ -521,15 +563,41 @@ void redis_session::touch() {
     store->command({"PEXPIRE", stream_key(0), ms});
 }
 
-std::shared_ptr<event_log> redis_session::open_stream() {
+std::shared_ptr<event_log> redis_session::open_stream(std::string on_loss) {
     auto const n = random_stream_number();
     auto s = mirror(n, true);
+    s->set_origin(tag_, on_loss);
     if (auto store = store_.lock()) {
-        store->command({"SADD", streams_key(), std::to_string(n)});
+        // Its origin with it: whoever resumes it knows whom it waits for, and what to say should they be
+        // gone.
+        auto origin = tag_ + ' ' + on_loss;
+        store->command({"HSET", streams_key(), std::to_string(n), origin});
         store->command({"PEXPIRE", streams_key(), std::to_string(store->expiry().count())});
-        store->command({"PUBLISH", key_, "O" + std::to_string(n)}); // resumable from its priming event on
+        store->command({"PUBLISH", key_, "O" + std::to_string(n) + ' ' + origin}); // resumable from now on
     }
     return s;
+}
+
+void redis_session::check_losses(redis_store& store) {
+    std::vector<std::shared_ptr<redis::mirror_log>> mirrors;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto const& [n, m] : streams_)
+            mirrors.push_back(m);
+    }
+    for (auto const& m : mirrors) {
+        auto due = m->loss_candidate(tag_);
+        if (!due)
+            continue;
+        store.command(
+            {"EXISTS", store.process_key(due->first)},
+            [self = shared_from_this(), m, answer = std::move(due->second)](std::optional<reply> r) {
+                if (!r || r->type != reply::kind::integer || r->integer != 0)
+                    return; // alive, or Redis cannot tell now
+                m->loss_reported();
+                self->append(m->number(), 'f', answer);
+            });
+    }
 }
 
 std::shared_ptr<redis::mirror_log> redis_session::mirror(std::uint64_t number, bool make) {
@@ -569,7 +637,7 @@ void redis_session::forget_stream(std::uint64_t number) {
         std::erase(opened_, number);
     }
     if (auto store = store_.lock()) {
-        store->command({"SREM", streams_key(), std::to_string(number)});
+        store->command({"HDEL", streams_key(), std::to_string(number)});
         store->command({"DEL", stream_key(number)});
         store->command({"PUBLISH", key_, "F" + std::to_string(number)});
     }
@@ -689,9 +757,13 @@ void redis_session::heard(std::string_view text) {
             m->reader_detached(std::string(rest));
         break;
     }
-    case 'O':
-        mirror(parse_u64(rest), true);
+    case 'O': {
+        auto const number = parse_u64(word());
+        auto const owner = std::string(word());
+        if (auto m = mirror(number, true); m && number != 0)
+            m->set_origin(owner, std::string(rest));
         break;
+    }
     case 'C':
         if (auto m = mirror(parse_u64(rest), false))
             m->close_requested();

@@ -144,6 +144,7 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
                                              protocol::http_facts facts) {
     session->touch();
     bool const polling = polls(*session);
+    auto id = r.id; // for the stream's loss answer, should it come to that
     // What the session's own methods change, other processes must know before the client's next request.
     bool const changes_shared_session =
         ctx_.sessions->shared() && (r.method == "logging/setLevel" || r.method == "resources/subscribe" ||
@@ -176,15 +177,23 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
         if (now)
             sink->answer = std::move(now);
     }
-    return follow(stream, req, keep_alive, std::move(session), std::move(sink), polling);
+    return follow(stream, req, keep_alive, std::move(session), std::move(sink), polling, std::move(id));
 }
 
 // The rest of serve() for a request that streams or has not answered yet: the response waits to see which it
 // is.
 asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request const& req, bool keep_alive,
                                               std::shared_ptr<store::session> session,
-                                              std::shared_ptr<session_sink> sink, bool polling) {
-    auto es = session->open_stream();
+                                              std::shared_ptr<session_sink> sink, bool polling,
+                                              jsonrpc::request_id id) {
+    std::string on_loss;
+    if (ctx_.sessions->shared())
+        on_loss = jsonrpc::serialize(jsonrpc::message(jsonrpc::error_response{
+            std::move(id),
+            protocol::make_error(protocol::errc::internal_error,
+                                 "The process serving this request stopped before answering it "
+                                 "(killed or crashed): its outcome is unknown")}));
+    auto es = session->open_stream(std::move(on_loss));
     auto wake = std::make_shared<stream_queue>(stream.get_executor());
     auto const token = es->attach([wake] { wake->interrupt(); }, false);
     {

@@ -88,7 +88,8 @@ private:
     struct session_sink;
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
                                         std::shared_ptr<store::session> session,
-                                        std::shared_ptr<session_sink> sink, bool polling);
+                                        std::shared_ptr<session_sink> sink, bool polling,
+                                        jsonrpc::request_id id);
 
     // How a relayed session stream ended.
     enum class relay_end : std::uint8_t {
