@@ -1,10 +1,5 @@
 #include "memory_event_bus.hpp"
 
-#include <condition_variable>
-#include <cstdint>
-#include <mutex>
-#include <random>
-#include <string>
 #include <vector>
 
 namespace duet::store {
@@ -33,31 +28,6 @@ void memory_event_bus::publish(std::string_view topic, std::string_view payload)
     }
     for (auto const& s : to)
         s->h(payload);
-}
-
-bool await_round_trip(event_bus& bus, std::chrono::milliseconds timeout) {
-    struct marker {
-        std::mutex mutex;
-        std::condition_variable came;
-        bool back = false;
-    };
-    auto m = std::make_shared<marker>();
-    // Its own topic: no other process's marker, nor another call's, is taken for it.
-    std::random_device entropy;
-    auto const topic = "duet/round-trip/" + std::to_string(entropy()) + '-' + std::to_string(entropy());
-    auto const token = bus.subscribe(topic, [m](std::string_view) {
-        std::lock_guard lock(m->mutex);
-        m->back = true;
-        m->came.notify_all();
-    });
-    bus.publish(topic, "");
-    bool back = false;
-    {
-        std::unique_lock lock(m->mutex);
-        back = m->came.wait_for(lock, timeout, [&] { return m->back; });
-    }
-    bus.unsubscribe(token);
-    return back;
 }
 
 std::shared_ptr<event_bus> make_memory_event_bus() {

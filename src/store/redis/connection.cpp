@@ -110,16 +110,16 @@ void connection::connect() {
         return;
     auto* ac = redisAsyncConnect(where_.host.c_str(), where_.port);
     if (!ac)
-        return retry_later("cannot allocate a Redis connection");
+        return on_disconnected("cannot allocate a Redis connection");
     if (ac->err) {
         std::string why = ac->errstr;
         redisAsyncFree(ac);
-        return retry_later(std::move(why));
+        return on_disconnected(std::move(why));
     }
     int const copy = ::dup(ac->c.fd);
     if (copy < 0) {
         redisAsyncFree(ac);
-        return retry_later("cannot watch the Redis socket (dup failed)");
+        return on_disconnected("cannot watch the Redis socket (dup failed)");
     }
     watch_ = std::make_shared<watch>(strand_, copy, ac);
     ac->ev.data = watch_.get();
@@ -178,10 +178,10 @@ void connection::on_disconnected(std::string why) {
     ready_ = false;
     if (events_.lost)
         events_.lost(why);
-    retry_later(std::move(why));
+    retry_later();
 }
 
-void connection::retry_later(std::string) {
+void connection::retry_later() {
     if (stopped_)
         return;
     auto const wait = backoff_;

@@ -62,16 +62,15 @@ public:
     void subscribe(std::string const& channel);
     void unsubscribe(std::string const& channel);
 
-    [[nodiscard]] strand const& executor() const noexcept { return strand_; }
-
 private:
     struct watch; // the reactor's view of one hiredis context's socket
 
     connection(strand s, redis_options where, events e);
     void connect();
-    void retry_later(std::string why);
-    void on_connected();
+    /// Every failed attempt and every break, in words: told to events::lost, then retried after the backoff.
     void on_disconnected(std::string why);
+    void retry_later();
+    void on_connected();
     void send(std::vector<std::string> const& args, void (*fn)(redisAsyncContext*, void*, void*), void* data);
 
     static void on_reply(redisAsyncContext* ac, void* r, void* data);

@@ -75,6 +75,11 @@ std::uint64_t random_stream_number() {
     return n;
 }
 
+// A session's channel on the bus, and (under the key prefix) the key of its record.
+std::string session_topic(std::string_view id) {
+    return "s:" + std::string(id);
+}
+
 std::string random_tag() {
     unsigned char bytes[6];
     if (RAND_bytes(bytes, sizeof bytes) != 1)
@@ -101,8 +106,8 @@ class redis_session final : public session,
 public:
     redis_session(std::weak_ptr<redis_store> store, std::string id, std::shared_ptr<session_local> local,
                   std::string prefix, memory_limits const& limits, std::string tag)
-        : session(std::move(local)), store_(std::move(store)), id_(std::move(id)), key_(prefix + "s:" + id_),
-          limits_(limits), tag_(std::move(tag)) {}
+        : session(std::move(local)), store_(std::move(store)), id_(std::move(id)), topic_(session_topic(id_)),
+          key_(prefix + topic_), limits_(limits), tag_(std::move(tag)) {}
 
     // Made once shared: the standalone stream's mirror reaches back to the session.
     void init() {
@@ -144,7 +149,9 @@ public:
     [[nodiscard]] std::string const& tag() const override { return tag_; }
 
     // ---- the store's side
-    // -----------------------------------------------------------------------------------
+    // ----------------------------------------------------------------------------------
+    /// Its channel on the store's bus (the bus puts the key prefix before it, as key() has it).
+    [[nodiscard]] std::string const& topic() const noexcept { return topic_; }
     [[nodiscard]] std::string const& key() const noexcept { return key_; }
     [[nodiscard]] std::string stream_key(std::uint64_t n) const { return key_ + ":e:" + std::to_string(n); }
     [[nodiscard]] std::string streams_key() const { return key_ + ":streams"; }
@@ -186,6 +193,7 @@ public:
 private:
     std::weak_ptr<redis_store> const store_;
     std::string const id_;
+    std::string const topic_;
     std::string const key_;
     memory_limits const limits_;
     std::string const tag_;
@@ -240,7 +248,7 @@ public:
     }
 
     // ---- session_store
-    // ----------------------------------------------------------------------------------------
+    // --------------------------------------------------------------------------------------
 
     std::shared_ptr<session> create(std::shared_ptr<session_local> local) override {
         {
@@ -409,7 +417,6 @@ public:
     }
 
     [[nodiscard]] std::chrono::milliseconds expiry() const noexcept { return expiry_; }
-    [[nodiscard]] memory_limits const& limits() const noexcept { return limits_; }
 
 private:
     std::shared_ptr<redis_session> make_session(std::string id, std::shared_ptr<session_local> local) {
@@ -419,14 +426,18 @@ private:
         return s;
     }
 
-    // Held here: the session's notes reach it from now on.
-    void hold(std::shared_ptr<redis_session> const& s) {
-        std::weak_ptr<redis_session> weak = s;
+    // The session's notes reach it from now on.
+    void listen(std::shared_ptr<redis_session> const& s) {
         s->bus_token =
-            bus_->subscribe(s->key().substr(where_.key_prefix.size()), [weak](std::string_view note) {
+            bus_->subscribe(s->topic(), [weak = std::weak_ptr<redis_session>(s)](std::string_view note) {
                 if (auto live = weak.lock())
                     live->heard(note);
             });
+    }
+
+    // Held here, listening.
+    void hold(std::shared_ptr<redis_session> const& s) {
+        listen(s);
         std::lock_guard lock(mutex_);
         sessions_.emplace(s->id(), s);
     }
@@ -434,21 +445,16 @@ private:
     // A session another process opened: whether it exists, then (subscribed, so that every change made
     // from then on is heard) its record and its streams as Redis holds them.
     void load(std::string const& id) {
-        auto const key = where_.key_prefix + "s:" + id;
-        command({"EXISTS", key}, [self = shared_from_this(), id](std::optional<reply> r) {
-            if (!r || r->type != reply::kind::integer || r->integer != 1)
-                return self->loaded(id, nullptr);
-            self->subscribe_then_read(self->make_session(id, nullptr));
-        });
+        command({"EXISTS", where_.key_prefix + session_topic(id)},
+                [self = shared_from_this(), id](std::optional<reply> r) {
+                    if (!r || r->type != reply::kind::integer || r->integer != 1)
+                        return self->loaded(id, nullptr);
+                    self->subscribe_then_read(self->make_session(id, nullptr));
+                });
     }
 
     void subscribe_then_read(std::shared_ptr<redis_session> s) {
-        std::weak_ptr<redis_session> weak = s;
-        s->bus_token =
-            bus_->subscribe(s->key().substr(where_.key_prefix.size()), [weak](std::string_view note) {
-                if (auto live = weak.lock())
-                    live->heard(note);
-            });
+        listen(s);
         // The subscription is confirmed once a publish made after it comes back (a marker of its own: the
         // bus holds it until then); then the streams as Redis holds them. Given up after the connect
         // timeout: Redis is away.
@@ -468,7 +474,7 @@ private:
                 self->read_streams(s, settled, timer);
             });
         });
-        bus_->publish(s->key().substr(where_.key_prefix.size()), marker);
+        bus_->publish(s->topic(), marker);
     }
 
     void read_streams(std::shared_ptr<redis_session> const& s, std::shared_ptr<std::atomic<bool>> settled,
