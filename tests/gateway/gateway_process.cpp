@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -75,21 +74,7 @@ bool gateway_process::wait_for_log(std::string const& text, std::chrono::millise
 }
 
 std::string first_stdout_line(child_process& child) {
-    std::string text;
-    auto const deadline = std::chrono::steady_clock::now() + wait_limit;
-    while (child.running() && text.find('\n') == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline) {
-        pollfd p{child.out(), POLLIN, 0};
-        if (::poll(&p, 1, poll_ms_until(deadline)) <= 0)
-            continue;
-        char buf[256];
-        auto const got = ::read(child.out(), buf, sizeof buf);
-        if (got <= 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(got));
-    }
-    auto const nl = text.find('\n');
-    return nl == std::string::npos ? std::string() : text.substr(0, nl);
+    return child.first_stdout_line(std::chrono::steady_clock::now() + wait_limit);
 }
 
 void gateway_process::read_url() {

@@ -22,11 +22,6 @@ using namespace duet::test::http;
 using duet::test::gateway::gateway_process;
 namespace json = boost::json;
 
-// The text a tools/call response carries.
-std::string call_text(json::value const& response) {
-    return test::first_text(test::result_of(response));
-}
-
 class ScaledGateway : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -41,11 +36,6 @@ protected:
                                          "scaled-gateway:" + std::to_string(::getpid()) + ':'});
     }
     gateway_process& gateway(int i) { return *gateways_[i]; }
-    mcp_http client_of(int i, mcp_http const& opener) {
-        mcp_http c(gateway(i).ep());
-        c.share_session(opener);
-        return c;
-    }
 
     std::unique_ptr<test::redis_server> redis_;
     std::unique_ptr<child_server> upstream_;
@@ -55,8 +45,8 @@ protected:
 TEST_F(ScaledGateway, ALegacySessionOpenedOnOneGatewayIsServedByTheOthers) {
     mcp_http on_a(gateway(0).ep());
     on_a.initialize("2025-11-25");
-    auto on_b = client_of(1, on_a);
-    auto on_c = client_of(2, on_a);
+    mcp_http on_b(gateway(1).ep(), on_a);
+    mcp_http on_c(gateway(2).ep(), on_a);
     auto const b =
         on_b.post(legacy_request(2, "tools/call", call_params("echo", {{"text", "via b"}}))).json();
     EXPECT_EQ(call_text(b), "via b");
@@ -71,7 +61,7 @@ TEST_F(ScaledGateway, TheUpstreamsQuestionAskedThroughOneGatewayIsAnsweredThroug
     auto asking = on_a.open(legacy_request(2, "tools/call", call_params("ask_name")));
     auto const question = on_a.next_server_request(*asking, "elicitation/create");
     ASSERT_TRUE(is_server_request(question, "elicitation/create")) << question;
-    auto on_c = client_of(2, on_a);
+    mcp_http on_c(gateway(2).ep(), on_a);
     auto const accepted =
         on_c.post(client_response(question.at("id"), {{"action", "accept"}, {"content", {{"name", "Ada"}}}}));
     EXPECT_EQ(accepted.status, 202u);

@@ -51,6 +51,13 @@ void remove_header(request_spec& spec, std::string_view name);
 class mcp_http {
 public:
     explicit mcp_http(endpoint ep, served_eras eras = served_eras::both);
+    /// A client of `ep` in the session `opener` holds: the same client reaching another process of one
+    /// deployment.
+    mcp_http(endpoint ep, mcp_http const& opener) : mcp_http(std::move(ep)) {
+        session_ = opener.session_;
+        version_ = opener.version_;
+        log_.record_restored_session(version_);
+    }
 
     [[nodiscard]] endpoint const& ep() const noexcept { return ep_; }
 
@@ -87,12 +94,6 @@ public:
     [[nodiscard]] std::string const& version() const noexcept { return version_; }
     /// Forgets the session (the server is not told; see DELETE).
     void forget_session() { session_.reset(); }
-    /// Uses the session `other` opened (the same client reaching another process of one deployment).
-    void share_session(mcp_http const& other) {
-        session_ = other.session_;
-        version_ = other.version_;
-        log_.record_restored_session(version_);
-    }
 
     /// Headers every later request of this client carries (e.g. Authorization), initialize included;
     /// a request's own `extra` headers still replace them.

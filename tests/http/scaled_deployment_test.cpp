@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -38,7 +37,8 @@ protected:
             std::vector<std::string>{DUET_SOURCE_DIR "/tests/scale/deployment", dir_, "3", DUET_BINARY,
                                      "serve"},
             child_process::input::null);
-        auto const url = first_line();
+        auto const url =
+            deployment_->first_stdout_line(std::chrono::steady_clock::now() + std::chrono::seconds(30));
         ASSERT_FALSE(url.empty()) << deployment_->stderr_text();
         ep_ = endpoint::parse(url);
     }
@@ -48,23 +48,6 @@ protected:
             EXPECT_EQ(deployment_->wait_exit(std::chrono::seconds(30)), 0);
         }
         std::filesystem::remove_all(dir_);
-    }
-    std::string first_line() {
-        std::string text;
-        auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (deployment_->running() && text.find('\n') == std::string::npos &&
-               std::chrono::steady_clock::now() < deadline) {
-            pollfd p{deployment_->out(), POLLIN, 0};
-            if (::poll(&p, 1, poll_ms_until(deadline)) <= 0)
-                continue;
-            char buf[256];
-            auto const got = ::read(deployment_->out(), buf, sizeof buf);
-            if (got <= 0)
-                break;
-            text.append(buf, static_cast<std::size_t>(got));
-        }
-        auto const nl = text.find('\n');
-        return nl == std::string::npos ? std::string() : text.substr(0, nl);
     }
     pid_t server_pid(int i) {
         std::ifstream in(dir_ + "/server-" + std::to_string(i) + ".pid");

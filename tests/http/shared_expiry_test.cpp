@@ -3,14 +3,12 @@
 // on one redis-server.
 #include <duet/store/redis.hpp>
 
+#include "common/store_runtime.hpp"
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "support/redis_server.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
 
@@ -31,32 +29,18 @@ protected:
         if (auto why = test::redis_server::missing(); !why.empty())
             GTEST_SKIP() << why;
         redis_ = std::make_unique<test::redis_server>();
-        thread_ = std::thread([this] { io_.run(); });
         for (auto& s : servers_)
             s = std::make_unique<inproc_server>(options());
-    }
-    void TearDown() override {
-        for (auto& s : servers_)
-            s.reset(); // before the stores' thread: they end on it
-        work_.reset();
-        if (thread_.joinable()) {
-            io_.run_for(std::chrono::seconds(1));
-            io_.stop();
-            thread_.join();
-        }
     }
     transport::http_options options() {
         transport::http_options o;
         o.session_expiry = expiry;
         o.session_store =
-            store::make_redis_session_store(io_.get_executor(), redis_->options("expiry:"), {}, expiry);
+            store::make_redis_session_store(runtime_.start(), redis_->options("expiry:"), {}, expiry);
         return o;
     }
 
-    boost::asio::io_context io_;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-        boost::asio::make_work_guard(io_);
-    std::thread thread_;
+    apps::store_runtime runtime_; // first: the servers' stores end on it
     std::unique_ptr<test::redis_server> redis_;
     std::unique_ptr<inproc_server> servers_[2];
 };
@@ -64,8 +48,7 @@ protected:
 TEST_F(SharedExpiry, TrafficOnEitherProcessKeepsTheSessionAndIdlenessEndsItOnBoth) {
     mcp_http on_a(servers_[0]->ep());
     on_a.initialize("2025-11-25");
-    mcp_http on_b(servers_[1]->ep());
-    on_b.share_session(on_a);
+    mcp_http on_b(servers_[1]->ep(), on_a);
     // Busy on b for three expiries: a, which sees none of it, does not end the session either.
     auto const until = std::chrono::steady_clock::now() + 3 * expiry;
     for (int id = 2; std::chrono::steady_clock::now() < until; ++id) {

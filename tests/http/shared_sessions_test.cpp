@@ -22,11 +22,6 @@ using namespace duet::test;
 using namespace duet::test::http;
 namespace json = boost::json;
 
-// The text a tools/call response carries.
-std::string call_text(json::value const& response) {
-    return test::first_text(test::result_of(response));
-}
-
 constexpr char const* version = "2025-11-25";
 
 class SharedSessions : public ::testing::Test {
@@ -41,12 +36,6 @@ protected:
                                          "shared-sessions:" + std::to_string(::getpid()) + ':'});
     }
     child_server& process(int i) { return *processes_[i]; }
-    // A client of process `i` in the session `opener` holds.
-    mcp_http client_of(int i, mcp_http const& opener) {
-        mcp_http c(process(i).ep());
-        c.share_session(opener);
-        return c;
-    }
 
     std::unique_ptr<test::redis_server> redis_;
     std::unique_ptr<child_server> processes_[3];
@@ -59,8 +48,8 @@ json::value call(mcp_http& c, int id, std::string_view tool, json::object args =
 TEST_F(SharedSessions, ASessionOpenedOnOneProcessIsServedByEveryOther) {
     mcp_http on_a(process(0).ep());
     on_a.initialize(version, {{"elicitation", json::object{}}});
-    auto on_b = client_of(1, on_a);
-    auto on_c = client_of(2, on_a);
+    mcp_http on_b(process(1).ep(), on_a);
+    mcp_http on_c(process(2).ep(), on_a);
     EXPECT_EQ(call_text(call(on_b, 2, "echo", {{"text", "via b"}})), "via b");
     EXPECT_EQ(call_text(call(on_c, 3, "echo", {{"text", "via c"}})), "via c");
     EXPECT_EQ(code_of(on_c.post(legacy_request(4, "logging/setLevel", {{"level", "error"}})).json()), 0);
@@ -102,7 +91,7 @@ TEST_F(SharedSessions, AStreamBrokenOnOneProcessResumesOnAnotherWithNothingLost)
     auto const resume_from = stream->last_event_id();
     stream->close();
 
-    auto on_b = client_of(1, on_a);
+    mcp_http on_b(process(1).ep(), on_a);
     on_b.log().record_sent(countdown); // one client: what it sent through a, its answer comes through b
     auto resumed = on_b.open_spec(stream_spec(on_b, {{"Last-Event-ID", resume_from}}));
     ASSERT_EQ(resumed->status(), 200u);
@@ -126,7 +115,7 @@ TEST_F(SharedSessions, AnElicitationSentByOneProcessIsAnsweredThroughAnother) {
     auto const question = on_a.next_server_request(*asking, "elicitation/create");
     ASSERT_TRUE(is_server_request(question, "elicitation/create")) << question;
 
-    auto on_c = client_of(2, on_a);
+    mcp_http on_c(process(2).ep(), on_a);
     auto const accepted =
         on_c.post(client_response(question.at("id"), {{"action", "accept"}, {"content", {{"name", "Ada"}}}}));
     EXPECT_EQ(accepted.status, 202u);
@@ -142,7 +131,7 @@ TEST_F(SharedSessions, ServerEventsReachTheGetStreamWhereverItIsHeldOnce) {
     EXPECT_EQ(
         code_of(on_a.post(legacy_request(2, "resources/subscribe", {{"uri", "duet://demo/readme"}})).json()),
         0);
-    auto on_b = client_of(1, on_a);
+    mcp_http on_b(process(1).ep(), on_a);
     auto get = on_b.open_spec(stream_spec(on_b));
     ASSERT_EQ(get->status(), 200u);
     // Raised on c, whose own copy of the session stays quiet: b's GET hears it once.
@@ -166,7 +155,7 @@ TEST_F(SharedSessions, AProcessKilledMidRunLeavesItsSessionsToTheOthers) {
     process(0).signal(SIGKILL);
     stream->close();
 
-    auto on_b = client_of(1, on_a);
+    mcp_http on_b(process(1).ep(), on_a);
     EXPECT_EQ(call_text(call(on_b, 3, "echo", {{"text", "still open"}})), "still open");
     // What a logged before it died is there to resume; the call itself died with it, and the stream says so
     // once a's liveness lapses (seconds): its last message answers the call with an error.
@@ -194,7 +183,7 @@ TEST_F(SharedSessions, AProcessDrainedWithSigtermExitsCleanlyAndItsSessionsGoOn)
         0);
     process(0).signal(SIGTERM);
     EXPECT_EQ(process(0).wait_exit(), 0) << process(0).stderr_text();
-    auto on_b = client_of(1, on_a);
+    mcp_http on_b(process(1).ep(), on_a);
     EXPECT_EQ(call_text(call(on_b, 3, "echo", {{"text", "after the drain"}})), "after the drain");
     for (int i : {1, 2}) {
         process(i).signal(SIGTERM);

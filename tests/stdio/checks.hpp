@@ -91,6 +91,11 @@ inline std::string first_text(boost::json::object const& call_result) {
     return text && text->is_string() ? std::string(text->get_string()) : std::string{};
 }
 
+/// The text of the first content block of a tools/call response's result.
+inline std::string call_text(boost::json::value const& response) {
+    return first_text(result_of(response));
+}
+
 inline bool is_error_result(boost::json::object const& call_result) {
     auto const* e = call_result.if_contains("isError");
     return e && e->is_bool() && e->get_bool();

@@ -137,4 +137,20 @@ std::string child_process::stderr_text() const {
     return read_file(stderr_path_);
 }
 
+std::string child_process::first_stdout_line(std::chrono::steady_clock::time_point deadline) {
+    std::string text;
+    while (running() && text.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        pollfd p{out_, POLLIN, 0};
+        if (::poll(&p, 1, poll_ms_until(deadline)) <= 0)
+            continue;
+        char buf[256];
+        auto const got = ::read(out_, buf, sizeof buf);
+        if (got <= 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(got));
+    }
+    auto const nl = text.find('\n');
+    return nl == std::string::npos ? std::string() : text.substr(0, nl);
+}
+
 } // namespace duet::test

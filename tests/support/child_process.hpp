@@ -54,6 +54,9 @@ public:
     bool exited_by(std::chrono::steady_clock::time_point deadline);
 
     [[nodiscard]] std::string stderr_text() const;
+    /// The first line it prints on stdout (a server's URL), without its newline, waiting until `deadline`;
+    /// empty when it prints none before it exits or the time is up.
+    [[nodiscard]] std::string first_stdout_line(std::chrono::steady_clock::time_point deadline);
 
 private:
     pid_t pid_ = -1;

@@ -2,11 +2,9 @@
 // here) hearing every publish once, prefixes keeping deployments apart, and Redis going away and coming back.
 #include <duet/store/redis.hpp>
 
+#include "common/store_runtime.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
 
@@ -54,23 +52,13 @@ protected:
         if (auto why = test::redis_server::missing(); !why.empty())
             GTEST_SKIP() << why;
         redis_ = std::make_unique<test::redis_server>();
-        thread_ = std::thread([this] { io_.run(); });
-    }
-    void TearDown() override {
-        work_.reset();
-        io_.stop();
-        if (thread_.joinable())
-            thread_.join();
     }
     std::shared_ptr<event_bus> bus(std::string prefix = "p:") {
-        return make_redis_event_bus(io_.get_executor(), redis_->options(std::move(prefix)));
+        return make_redis_event_bus(runtime_.start(), redis_->options(std::move(prefix)));
     }
 
-    boost::asio::io_context io_;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-        boost::asio::make_work_guard(io_);
+    apps::store_runtime runtime_; // first: it outlives the buses' Redis connections
     std::unique_ptr<test::redis_server> redis_;
-    std::thread thread_;
 };
 
 TEST_F(RedisBus, EveryProcessHearsEachPublishOncePublisherIncluded) {

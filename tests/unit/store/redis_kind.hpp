@@ -4,10 +4,8 @@
 
 #include <duet/store/redis.hpp>
 
+#include "common/store_runtime.hpp"
 #include "support/redis_server.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
 
@@ -15,7 +13,6 @@
 #include <future>
 #include <memory>
 #include <string>
-#include <thread>
 
 namespace duet::store::checks {
 
@@ -29,24 +26,13 @@ public:
         return server_->options("duet-test:" + std::to_string(::getpid()) + ':' + std::to_string(++next_) +
                                 ':');
     }
-    [[nodiscard]] boost::asio::any_io_executor executor() { return io_.get_executor(); }
-
-    ~redis_environment() {
-        work_.reset();
-        io_.stop();
-        if (thread_.joinable())
-            thread_.join();
-    }
+    [[nodiscard]] boost::asio::any_io_executor executor() { return runtime_.start(); }
 
 private:
-    redis_environment()
-        : server_(std::make_unique<test::redis_server>()), work_(boost::asio::make_work_guard(io_)),
-          thread_([this] { io_.run(); }) {}
+    redis_environment() : server_(std::make_unique<test::redis_server>()) {}
 
-    boost::asio::io_context io_;
+    apps::store_runtime runtime_;
     std::unique_ptr<test::redis_server> server_;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-    std::thread thread_;
     std::atomic<int> next_{0};
 };
 
