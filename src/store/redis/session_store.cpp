@@ -287,8 +287,24 @@ public:
         for (auto n : s->stream_numbers())
             del.push_back(s->stream_key(n));
         command(std::move(del));
-        command({"PUBLISH", s->key(), "X"});
-        bus_->unsubscribe(s->bus_token);
+        // Every process holding it (this one too: it keeps listening until then) says it let go; flush()
+        // waits for that, so the client's next request finds the session on none of them.
+        s->mark_gone();
+        {
+            std::lock_guard lock(mutex_);
+            removals_[s->id()].session = s;
+        }
+        command({"PUBLISH", s->key(), "X"},
+                [self = shared_from_this(), id = s->id()](std::optional<reply> r) {
+                    auto const holders = r && r->type == reply::kind::integer ? r->integer : 0;
+                    self->removal_expected(id, holders);
+                });
+        // A holder that died without answering is not waited for past the connect timeout.
+        auto timer = std::make_shared<asio::steady_timer>(strand_, where_.connect_timeout);
+        timer->async_wait([weak = weak_from_this(), id = s->id(), timer](boost::system::error_code) {
+            if (auto self = weak.lock())
+                self->removal_expected(id, 0);
+        });
         return s;
     }
 
@@ -342,7 +358,28 @@ public:
     }
 
     void flush(std::function<void()> done) override {
-        command({"PING"}, [done = std::move(done)](std::optional<reply>) { done(); });
+        command({"PING"}, [self = shared_from_this(), done = std::move(done)](std::optional<reply>) mutable {
+            self->after_removals(std::move(done));
+        });
+    }
+
+    // ---- removals: a session ended here, until every process holding it let go ----------------------------
+
+    void removal_expected(std::string const& id, long long holders) {
+        std::lock_guard lock(mutex_);
+        if (auto it = removals_.find(id); it != removals_.end()) {
+            // The timeout's 0 settles it; a count after the timeout finds it gone.
+            it->second.expected = it->second.expected < 0 ? holders : std::min(it->second.expected, holders);
+            settle_removal(it);
+        }
+    }
+
+    void removal_acknowledged(std::string const& id) {
+        std::lock_guard lock(mutex_);
+        if (auto it = removals_.find(id); it != removals_.end()) {
+            ++it->second.acknowledged;
+            settle_removal(it);
+        }
     }
 
     // ---- for the sessions ---------------------------------------------------------------------------------
@@ -419,6 +456,37 @@ public:
     [[nodiscard]] std::chrono::milliseconds expiry() const noexcept { return expiry_; }
 
 private:
+    struct removal {
+        std::shared_ptr<redis_session> session; ///< still listening for the holders' answers
+        long long expected = -1;                ///< holders PUBLISH reached; -1 until its reply
+        long long acknowledged = 0;
+    };
+
+    // `mutex_` held. A removal every holder acknowledged (or that Redis could not count, or timed out) is
+    // over: the session stops listening and whoever waited in flush() goes on.
+    void settle_removal(std::map<std::string, removal, std::less<>>::iterator it) {
+        if (it->second.expected < 0 || it->second.acknowledged < it->second.expected)
+            return;
+        bus_->unsubscribe(it->second.session->bus_token);
+        removals_.erase(it);
+        if (!removals_.empty())
+            return;
+        for (auto& done : std::exchange(after_removals_, {}))
+            asio::post(strand_, std::move(done));
+    }
+
+    // Runs `done` once no removal is waiting for its holders.
+    void after_removals(std::function<void()> done) {
+        {
+            std::lock_guard lock(mutex_);
+            if (!removals_.empty()) {
+                after_removals_.push_back(std::move(done));
+                return;
+            }
+        }
+        done();
+    }
+
     std::shared_ptr<redis_session> make_session(std::string id, std::shared_ptr<session_local> local) {
         auto s = std::make_shared<redis_session>(weak_from_this(), std::move(id), std::move(local),
                                                  where_.key_prefix, limits_, tag_);
@@ -542,6 +610,8 @@ private:
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<redis_session>, std::less<>> sessions_;
     std::map<std::string, std::vector<std::function<void(std::shared_ptr<session>)>>, std::less<>> loading_;
+    std::map<std::string, removal, std::less<>> removals_;
+    std::vector<std::function<void()>> after_removals_;
 };
 
 // ---- redis_session
@@ -700,8 +770,8 @@ void redis_session::fill(std::uint64_t number, reply const& entries) {
     }
 }
 
-// "E<n> <seq> <kind> <data>", "B<payload>", "S<tag> <state>", "H<tag>", "O<n>" (opened), "A<n> <tag> <0|1>",
-// "D<n> <tag>", "C<n>", "F<n>", "X".
+// "E<n> <seq> <kind> <data>", "B<payload>", "S<tag> <state>", "H<tag>", "O<n> <owner> <on_loss>" (opened),
+// "A<n> <tag> <0|1>", "D<n> <tag>", "C<n>", "F<n>", "X" (ended), "K" (a holder let go of it).
 void redis_session::heard(std::string_view text) {
     if (text.empty())
         return;
@@ -795,10 +865,16 @@ void redis_session::heard(std::string_view text) {
         break;
     }
     case 'X':
-        mark_gone();
-        end();
-        if (auto* l = local())
-            l->on_ended();
+        if (!gone_.exchange(true)) { // not already known gone here (ended by this process, or expired)
+            end();
+            if (auto* l = local())
+                l->on_ended();
+        }
+        note("K"); // let go of: the process ending it answers its client once every holder has
+        break;
+    case 'K':
+        if (auto store = store_.lock())
+            store->removal_acknowledged(id_);
         break;
     default:
         break; // a marker of the bus's, or a note of a later build

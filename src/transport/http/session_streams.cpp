@@ -207,6 +207,8 @@ asio::awaitable<bool> session_streams::end_session(bounded_socket& stream, reque
     ctx_.sessions->remove(session->id());
     session->end();
     live(*session).conn->finish([] {});
+    if (ctx_.sessions->shared())
+        co_await flush_store(); // ended on every process before the client hears so
     reply answer = reply{bhttp::status::ok, {}};
     co_await ctx_.replies.write(stream, req, answer, keep_alive);
     co_return true;
