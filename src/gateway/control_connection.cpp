@@ -63,14 +63,14 @@ awaitable<client::result<void>> control_connection::async_meet(std::shared_ptr<c
     co_return client::result<void>{};
 }
 
-void control_connection::attach(server::server& srv) {
-    std::lock_guard lock(server_mutex_);
-    server_ = &srv;
+void control_connection::attach(std::shared_ptr<announcement_sink> sink) {
+    std::lock_guard lock(sink_mutex_);
+    sink_ = std::move(sink);
 }
 
 void control_connection::detach() {
-    std::lock_guard lock(server_mutex_);
-    server_ = nullptr;
+    std::lock_guard lock(sink_mutex_);
+    sink_.reset();
 }
 
 void control_connection::on_upstream_notification(std::string const& method, json::object const& params) {
@@ -78,13 +78,13 @@ void control_connection::on_upstream_notification(std::string const& method, jso
     if (!change)
         return;
     {
-        std::lock_guard lock(server_mutex_);
-        if (!server_)
+        std::lock_guard lock(sink_mutex_);
+        if (!sink_)
             return;
         if (change->is_list_change()) {
-            server_->notify_list_changed(change->what);
+            sink_->list_changed(change->what);
         } else if (auto const* uri = params.if_contains("uri"); uri && uri->is_string()) {
-            server_->notify_resource_updated(std::string(uri->get_string()));
+            sink_->resource_updated(std::string(uri->get_string()));
         }
     }
     if (change->what == protocol::server_change::tools_changed) { // the new tools' x-mcp-header bindings
@@ -99,8 +99,8 @@ awaitable<void> control_connection::async_learn_tools(std::shared_ptr<control_co
     auto tools = co_await self->client_->async_list_tools();
     if (!tools)
         co_return;
-    std::lock_guard lock(self->server_mutex_);
-    if (!self->server_)
+    std::lock_guard lock(self->sink_mutex_);
+    if (!self->sink_)
         co_return;
     for (auto const& t : *tools) {
         auto const* o = t.if_object();
@@ -110,7 +110,7 @@ awaitable<void> control_connection::async_learn_tools(std::shared_ptr<control_co
             continue;
         auto headers = protocol::collect_param_headers(schema->get_object());
         if (headers)
-            self->server_->set_param_headers(std::string(name->get_string()), std::move(*headers));
+            self->sink_->tool_headers(std::string(name->get_string()), std::move(*headers));
     }
 }
 
@@ -262,11 +262,11 @@ awaitable<void> control_connection::async_reconnect(std::shared_ptr<control_conn
     asio::co_spawn(self->ex_, async_learn_tools(self), asio::detached);
     // What a server started again offers may differ from before: clients that listen re-read it.
     auto const& caps = self->profile_->caps;
-    std::lock_guard lock(self->server_mutex_);
-    if (self->server_)
+    std::lock_guard lock(self->sink_mutex_);
+    if (self->sink_)
         for (auto const& change : protocol::change_table())
             if (change.is_list_change() && caps.*change.advertised)
-                self->server_->notify_list_changed(change.what);
+                self->sink_->list_changed(change.what);
 }
 
 void control_connection::stop() {

@@ -6,11 +6,12 @@
 // the resources watched downstream, and, when it ends (a stdio child that died), connects again and re-makes
 // what it carried: the announcements' listen and every watch.
 //
-// Every member is used on the upstream executor, except the attached server, guarded by its own mutex
+// Every member is used on the upstream executor, except the attached sink, guarded by its own mutex
 // (attach and detach come from elsewhere).
 #pragma once
 
 #include <duet/client/client.hpp>
+#include <duet/gateway/upstream_backend.hpp>
 #include <duet/server/server.hpp>
 
 #include "gateway_log.hpp"
@@ -38,8 +39,8 @@ public:
     [[nodiscard]] static boost::asio::awaitable<client::result<void>>
     async_meet(std::shared_ptr<control_connection> self);
 
-    /// Announcements go to `srv` from now on (until detach()).
-    void attach(server::server& srv);
+    /// Announcements go to `sink` from now on (until detach()).
+    void attach(std::shared_ptr<announcement_sink> sink);
     void detach();
     /// What attaching starts, on the upstream executor: the tools' header bindings, the announcements, and
     /// the control connection's supervision.
@@ -83,8 +84,8 @@ private:
     std::shared_ptr<upstream_profile> profile_;
     std::shared_ptr<gateway_log> log_;
     std::shared_ptr<client::client> client_;
-    std::mutex server_mutex_;
-    server::server* server_ = nullptr;
+    std::mutex sink_mutex_;
+    std::shared_ptr<announcement_sink> sink_;
     std::set<std::string> watched_; ///< resources watched downstream, hence upstream
     std::map<std::string, std::shared_ptr<client::cancellation>> listens_; ///< modern: one per watched URI
     std::shared_ptr<client::cancellation> announcements_ = std::make_shared<client::cancellation>();

@@ -146,10 +146,23 @@ std::optional<protocol::error_object> respell_not_found(protocol::error_object c
     return protocol::resource_not_found(downstream, uri->get_string());
 }
 
+namespace {
+constexpr std::string_view unavailable_prefix = "Internal error: the upstream server ";
+constexpr std::string_view unavailable_verb = " did not answer: ";
+} // namespace
+
 protocol::error_object upstream_unavailable(std::string_view upstream, std::string_view what) {
-    return protocol::make_error(protocol::errc::internal_error, "Internal error: the upstream server " +
-                                                                    std::string(upstream) +
-                                                                    " did not answer: " + std::string(what));
+    std::string message(unavailable_prefix);
+    message += upstream;
+    message += unavailable_verb;
+    message += what;
+    return protocol::make_error(protocol::errc::internal_error, std::move(message));
+}
+
+bool is_upstream_unavailable(protocol::error_object const& e) noexcept {
+    return e.code == static_cast<std::int32_t>(protocol::errc::internal_error) &&
+           std::string_view(e.message).starts_with(unavailable_prefix) &&
+           std::string_view(e.message).find(unavailable_verb) != std::string_view::npos;
 }
 
 } // namespace duet::gateway

@@ -362,7 +362,26 @@ public:
     /// Legacy sessions with a stdio child of their own now (gateway_options::max_session_children).
     std::shared_ptr<std::atomic<std::size_t>> session_children_ =
         std::make_shared<std::atomic<std::size_t>>(0);
+    /// Downstream requests forwarded now (calls_in_flight()).
+    std::atomic<std::size_t> in_flight_{0};
 };
+
+namespace {
+
+// Counts a forwarded request for as long as it runs, however it ends.
+struct in_flight_count {
+    explicit in_flight_count(std::atomic<std::size_t>& n) noexcept : n_(n) {
+        n_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~in_flight_count() { n_.fetch_sub(1, std::memory_order_relaxed); }
+    in_flight_count(in_flight_count const&) = delete;
+    in_flight_count& operator=(in_flight_count const&) = delete;
+
+private:
+    std::atomic<std::size_t>& n_;
+};
+
+} // namespace
 
 // ---- upstream_backend ------------------------------------------------------------------------------------
 
@@ -403,9 +422,31 @@ server::server_options upstream_backend::describe() const {
     return o;
 }
 
+namespace {
+
+// Announcements for the one server this backend serves.
+class server_sink final : public announcement_sink {
+public:
+    explicit server_sink(server::server& srv) : srv_(srv) {}
+    void list_changed(protocol::server_change what) override { srv_.notify_list_changed(what); }
+    void resource_updated(std::string const& uri) override { srv_.notify_resource_updated(uri); }
+    void tool_headers(std::string const& tool, std::vector<protocol::param_header> headers) override {
+        srv_.set_param_headers(tool, std::move(headers));
+    }
+
+private:
+    server::server& srv_;
+};
+
+} // namespace
+
 void upstream_backend::attach(server::server& srv) {
     srv.set_backend(shared_from_this());
-    impl_->control_->attach(srv);
+    attach(std::make_shared<server_sink>(srv));
+}
+
+void upstream_backend::attach(std::shared_ptr<announcement_sink> sink) {
+    impl_->control_->attach(std::move(sink));
     asio::co_spawn(impl_->ex_, control_connection::async_start(impl_->control_), asio::detached);
 }
 
@@ -417,6 +458,14 @@ awaitable<void> upstream_backend::async_close() {
     detach();
     auto closing = impl::close_all(impl_);
     co_await asio::co_spawn(impl_->ex_, std::move(closing), asio::use_awaitable);
+}
+
+std::size_t upstream_backend::calls_in_flight() const noexcept {
+    return impl_->in_flight_.load(std::memory_order_relaxed);
+}
+
+asio::any_io_executor upstream_backend::executor() const noexcept {
+    return impl_->ex_;
 }
 
 protocol::era upstream_backend::era() const noexcept {
@@ -479,8 +528,17 @@ server::session_admission upstream_backend::on_session(protocol::version version
 awaitable<server::answer_result> upstream_backend::async_answer(protocol::method_id method,
                                                                 json::object const& params,
                                                                 server::request_context& ctx) {
+    auto const& session = ctx.session_data();
+    return async_forward(method, params, ctx, session); // no frame of its own: the hot path
+}
+
+awaitable<server::answer_result> upstream_backend::async_forward(protocol::method_id method,
+                                                                 json::object const& params,
+                                                                 server::request_context& ctx,
+                                                                 std::shared_ptr<void> const& session) {
     auto const started = std::chrono::steady_clock::now();
     auto self = impl_;
+    in_flight_count counted(self->in_flight_);
     auto log = [&](std::string const& status) {
         auto const ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -520,7 +578,7 @@ awaitable<server::answer_result> upstream_backend::async_answer(protocol::method
     spec.log_threshold = ctx.log_threshold();
     spec.wants_progress = ctx.wants_progress();
     spec.modern_downstream = ctx.era() == protocol::era::modern;
-    spec.session = std::static_pointer_cast<session_upstream>(ctx.session_data());
+    spec.session = std::static_pointer_cast<session_upstream>(session);
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())
         spec.handle = std::string(h->get_string());
 

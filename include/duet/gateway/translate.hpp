@@ -53,4 +53,8 @@ upstream_params(protocol::method_id method, boost::json::object const& params, b
 /// broke the protocol): -32603 naming the upstream and what happened.
 [[nodiscard]] protocol::error_object upstream_unavailable(std::string_view upstream, std::string_view what);
 
+/// Whether `e` is an upstream_unavailable error (of any upstream): what a circuit breaker counts as a
+/// failure, where the upstream's own errors are answers.
+[[nodiscard]] bool is_upstream_unavailable(protocol::error_object const& e) noexcept;
+
 } // namespace duet::gateway

@@ -35,6 +35,8 @@
 #pragma once
 
 #include <duet/client/client.hpp>
+#include <duet/protocol/param_headers.hpp>
+#include <duet/protocol/server_changes.hpp>
 #include <duet/server/server.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -46,6 +48,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace duet::gateway {
 
@@ -105,6 +108,18 @@ struct gateway_options {
     std::function<void(std::string const&)> log;
 };
 
+/// Where an upstream's announcements go: the server attach(server&) serves, or an endpoint that merges
+/// several upstreams (duet/gateway/merged_backend.hpp). Called on the upstream executor, one at a time.
+class announcement_sink {
+public:
+    virtual ~announcement_sink() = default;
+    virtual void list_changed(protocol::server_change what) = 0;
+    virtual void resource_updated(std::string const& uri) = 0;
+    /// The x-mcp-header bindings of the upstream tool `tool` (its inputSchema's), learned as its list is
+    /// read.
+    virtual void tool_headers(std::string const& tool, std::vector<protocol::param_header> headers) = 0;
+};
+
 class upstream_backend : public server::backend, public std::enable_shared_from_this<upstream_backend> {
 public:
     /// Connects once to learn the upstream (its InitializeResult or DiscoverResult); that connection stays
@@ -121,11 +136,18 @@ public:
     /// x-mcp-header bindings and relays the upstream's announcements to srv until detach() (call it before
     /// srv goes).
     void attach(server::server& srv);
-    /// Stops announcing to the attached server.
+    /// Relays the upstream's announcements to `sink` until detach(), without becoming a server's backend:
+    /// for an owner that forwards to this backend itself (async_forward).
+    void attach(std::shared_ptr<announcement_sink> sink);
+    /// Stops announcing to the attached server or sink.
     void detach();
     /// Ends every upstream connection and parked call.
     [[nodiscard]] boost::asio::awaitable<void> async_close();
 
+    /// Downstream requests being forwarded now: a backend a reload replaced closes once none is left.
+    [[nodiscard]] std::size_t calls_in_flight() const noexcept;
+    /// The executor the backend and its upstream connections live on (serial).
+    [[nodiscard]] boost::asio::any_io_executor executor() const noexcept;
     /// The upstream's era and version, as found when connecting.
     [[nodiscard]] protocol::era era() const noexcept;
     [[nodiscard]] protocol::version version() const noexcept;
@@ -136,6 +158,12 @@ public:
     async_answer(protocol::method_id method, boost::json::object const& params,
                  server::request_context& ctx) override;
     void on_watch(std::string const& uri, bool watched) override;
+    /// async_answer for an owner that keeps the session's data itself: `session` is what this backend's
+    /// on_session returned for the request's legacy session (null: none). `params`, `ctx` and `session` must
+    /// outlive the call.
+    [[nodiscard]] boost::asio::awaitable<server::answer_result>
+    async_forward(protocol::method_id method, boost::json::object const& params, server::request_context& ctx,
+                  std::shared_ptr<void> const& session);
     [[nodiscard]] server::session_admission on_session(protocol::version version,
                                                        boost::json::object const& client_capabilities,
                                                        boost::json::object const& client_info) override;

@@ -179,4 +179,14 @@ TEST(GatewayErrors, AnUpstreamThatDidNotAnswerIsAnInternalErrorNamingIt) {
     EXPECT_NE(e.message.find("went away"), std::string::npos);
 }
 
+TEST(GatewayErrors, OnlyAnUpstreamThatDidNotAnswerCountsAsItsFailure) {
+    EXPECT_TRUE(
+        duet::gateway::is_upstream_unavailable(duet::gateway::upstream_unavailable("a", "timed out")));
+    EXPECT_FALSE(duet::gateway::is_upstream_unavailable(duet::protocol::internal_error()))
+        << "the upstream's own -32603 is an answer";
+    EXPECT_FALSE(duet::gateway::is_upstream_unavailable(
+        duet::protocol::invalid_params("Internal error: the upstream server a did not answer: x")))
+        << "another code";
+}
+
 } // namespace
