@@ -19,20 +19,28 @@
 // bodies (413), headers (431), sessions, listen streams (503) and idle time before any JSON is parsed;
 // optionally an OAuth 2.1 resource server (protected_resource.hpp: bearer tokens, 401/403 challenges,
 // protected resource metadata).
+//
+// @par Policy hooks
+// What a deployment decides (which requests to refuse, whether it is healthy) stays with it: request_gate
+// and probes are asked, and the server carries out their answers.
 #pragma once
 
+#include <duet/protocol/caller.hpp>
+#include <duet/protocol/errors.hpp>
 #include <duet/server/server.hpp>
 #include <duet/store/session_store.hpp>
 #include <duet/tls/config.hpp>
 #include <duet/transport/protected_resource.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/json/object.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +48,36 @@
 #include <vector>
 
 namespace duet::transport {
+
+/// One JSON-RPC request as http_options::request_gate sees it. Views into the request being served, valid
+/// for the call only.
+struct gate_facts {
+    std::string_view method;
+    /// The request's params; never null: an empty object when it has none (or sent an array).
+    boost::json::object const* params = nullptr;
+    /// Who sent it, as far as authentication established it (mutual TLS, the bearer token verified for this
+    /// request); null when nothing was.
+    protocol::caller_identity const* caller = nullptr;
+    /// The TCP peer's IP address as text (an IPv4-mapped IPv6 one as IPv4): the hop in front of the server,
+    /// a proxy's when one forwards the request.
+    std::string_view peer_address;
+};
+
+/// A gate's refusal of a request.
+struct gate_refusal {
+    unsigned http_status = 429;
+    /// Sent as `Retry-After`, in whole seconds and at least 1: a client told 0 would come straight back.
+    std::chrono::seconds retry_after{1};
+    /// The JSON-RPC error the refused request is answered with (under its id).
+    protocol::error_object error;
+};
+
+/// What a probe (http_options::probes) answers.
+struct probe_answer {
+    unsigned status = 200;
+    std::string body;
+    std::string content_type = "text/plain; charset=utf-8";
+};
 
 struct http_options {
     std::string host = "127.0.0.1";
@@ -105,6 +143,24 @@ struct http_options {
     /// When set, the server speaks HTTPS only (url() says https://); SIGHUP then reloads the certificate and
     /// key (reload_tls()). Plain HTTP otherwise, with no TLS code on its path.
     std::optional<tls::server_config> tls;
+    /// Asked about every JSON-RPC request a POST carries (each of a batch) once the caller is authenticated
+    /// and holds the request's scopes, before the request reaches its server: where a deployment's policy
+    /// (rate limits per caller or per tool, an upstream to spare) refuses requests without the transport
+    /// knowing that policy. A refusal is answered with its status, `Retry-After` and its error under the
+    /// request's id; one refused request of a batch refuses the whole batch (its error under that request's
+    /// id), so no part of a batch runs that its client will retry. Notifications and responses are never
+    /// asked about: nothing answers them that could carry a refusal. Called inline on the I/O threads,
+    /// concurrently: it must neither block nor throw (an exception ends the connection). Empty: no gate.
+    std::function<std::optional<gate_refusal>(gate_facts const&)> request_gate;
+    /// Health endpoints for orchestrators, by path (e.g. "/healthz", "/readyz"): a GET is answered with the
+    /// function's answer, a HEAD with the same head and no body, any other method 405. They are answered
+    /// before the Origin and Host checks and without a token, since an orchestrator probes a pod by its IP
+    /// and holds none; so an answer must reveal nothing a stranger may not know. A path must start with "/"
+    /// and must neither be an MCP route's path nor sit under one (route + "/"), so no upstream a gateway
+    /// adds under its path is ever shadowed: the constructor (and add_route) throws std::invalid_argument
+    /// naming it. Called
+    /// inline on any I/O thread, concurrently: it must neither block nor throw.
+    std::map<std::string, std::function<probe_answer()>> probes;
 };
 
 /// The TLS handshakes an https server has seen.
@@ -135,8 +191,9 @@ public:
     http_server(server::server& srv, http_options options);
     /// Several endpoints on one port, each at its own path (options.path is not used); any other path is
     /// answered 404 naming the served ones. Throws std::invalid_argument for no route, a route without a
-    /// server, a path not starting with "/" (or holding a query), or two routes at one path; and for TLS
-    /// files that cannot be used (options.tls), naming the file and why.
+    /// server, a path not starting with "/" (or holding a query), or two routes at one path; for a probe
+    /// path that is not one, or is at or under a route's (options.probes), or a probe without a function; and
+    /// for TLS files that cannot be used (options.tls), naming the file and why.
     http_server(std::vector<http_route> routes, http_options options);
     /// The same, serving on `io`, which the caller owns and which must outlive this object: other work on
     /// `io` (e.g. a gateway's upstream connections) then shares the server's threads instead of handing every
@@ -150,10 +207,28 @@ public:
     /// Binds and listens. On success url() and port() are known.
     [[nodiscard]] boost::system::error_code listen();
     [[nodiscard]] std::uint16_t port() const noexcept;
-    /// "http://127.0.0.1:PORT/mcp": the (first) endpoint's URL.
+    /// "http://127.0.0.1:PORT/mcp": the URL of the first endpoint served now (the server's root,
+    /// "http://127.0.0.1:PORT", once every route was removed).
     [[nodiscard]] std::string url() const;
-    /// The URL of the endpoint at `path`.
+    /// The URL of the endpoint at `path`, served or not.
     [[nodiscard]] std::string url(std::string_view path) const;
+
+    /// Serves `route` from now on, while the server runs (`duet gateway` reloading its upstreams): a request
+    /// whose head is read after this returns reaches it. Throws std::invalid_argument naming the path for a
+    /// route the constructor refuses: no server, a path not starting with "/" (or holding a query), a path
+    /// already served, or one that a probe is at or under (options.probes). Thread-safe, as are the two
+    /// below; requests are looked up in an immutable snapshot of the routes, so serving never waits for a
+    /// change.
+    void add_route(http_route route);
+    /// Stops serving `path`: requests that begin after it returns get the 404 any unknown path gets (naming
+    /// the paths served), legacy sessions opened there included, since their endpoint is gone. What is under
+    /// way carries on: requests in flight run to their answers, streams and sessions stay until they end,
+    /// expire or the server drains. So the route's server must outlive the http_server, as every route's
+    /// does. False when no route is at `path`. Removing the last route leaves a server answering 404 to every
+    /// MCP request (probes and metadata still answer).
+    bool remove_route(std::string_view path);
+    /// The paths served now, in the order they were added (the constructor's first).
+    [[nodiscard]] std::vector<std::string> route_paths() const;
 
     /// Serves on io_threads threads until stop() or SIGINT/SIGTERM, then drains: stops accepting, lets
     /// in-flight requests finish within drain_deadline, ends streams with their final messages, and returns.

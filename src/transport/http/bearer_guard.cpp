@@ -107,14 +107,23 @@ bearer_guard::bearer_guard(protected_resource const& authorization,
     auto const [origin, resource_path] = origin_and_path(authorization.resource);
     if (!origin.empty())
         metadata_url_ = std::string(origin) + std::string(well_known) + std::string(resource_path);
-    metadata_paths_.push_back(std::string(well_known));
-    auto add_path = [this](std::string const& p) {
+    resource_path_ = resource_path;
+    set_routes(route_paths, scopes_supported);
+}
+
+void bearer_guard::set_routes(std::vector<std::string> const& route_paths,
+                              std::vector<std::string> const& scopes_supported) {
+    auto const& authorization = authorization_;
+    if (authorization.authorization_servers.empty() || authorization.resource.empty())
+        return;
+    auto next = std::make_shared<published_metadata>();
+    next->paths.push_back(std::string(well_known));
+    auto add_path = [&next](std::string const& p) {
         auto full = std::string(well_known) + p;
-        if (!p.empty() &&
-            std::find(metadata_paths_.begin(), metadata_paths_.end(), full) == metadata_paths_.end())
-            metadata_paths_.push_back(std::move(full));
+        if (!p.empty() && std::find(next->paths.begin(), next->paths.end(), full) == next->paths.end())
+            next->paths.push_back(std::move(full));
     };
-    add_path(std::string(resource_path));
+    add_path(resource_path_);
     for (auto const& p : route_paths)
         add_path(p);
 
@@ -135,19 +144,29 @@ bearer_guard::bearer_guard(protected_resource const& authorization,
         doc["resource_name"] = authorization.resource_name;
     if (!authorization.resource_documentation.empty())
         doc["resource_documentation"] = authorization.resource_documentation;
-    metadata_body_ = json::serialize(doc);
+    next->body = json::serialize(doc);
+    std::shared_ptr<published_metadata const> previous = std::move(next);
+    std::lock_guard lock(metadata_mutex_);
+    std::swap(metadata_, previous);
 }
 
 std::optional<reply> bearer_guard::metadata(request const& req, std::string_view path) const {
-    if (!path.starts_with(well_known) ||
-        std::find(metadata_paths_.begin(), metadata_paths_.end(), path) == metadata_paths_.end())
+    if (!path.starts_with(well_known))
+        return std::nullopt;
+    std::shared_ptr<published_metadata const> published;
+    {
+        std::lock_guard lock(metadata_mutex_);
+        published = metadata_;
+    }
+    if (!published ||
+        std::find(published->paths.begin(), published->paths.end(), path) == published->paths.end())
         return std::nullopt;
     reply r;
     // Public and read by browser-based clients on other origins (MCP authorization, RFC 9728 §3).
     r.headers.emplace_back("Access-Control-Allow-Origin", "*");
     switch (req.method()) {
     case bhttp::verb::get:
-        r.body = metadata_body_;
+        r.body = published->body;
         r.headers.emplace_back("Cache-Control", cache_control_);
         return r;
     case bhttp::verb::options:

@@ -12,6 +12,7 @@
 #include "request.hpp"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,12 @@ public:
     /// what the metadata lists when authorization.scopes_supported is empty.
     bearer_guard(protected_resource const& authorization, std::vector<std::string> const& route_paths,
                  std::vector<std::string> const& scopes_supported);
+
+    /// The endpoints changed (http_server::add_route, remove_route): the metadata is published at theirs from
+    /// now on, listing `scopes_supported` as the constructor's does. Thread-safe against metadata(); changes
+    /// are the caller's to serialise.
+    void set_routes(std::vector<std::string> const& route_paths,
+                    std::vector<std::string> const& scopes_supported);
 
     /// The metadata when `path` is one of its well-known URLs: GET answered 200, OPTIONS (a CORS
     /// preflight) 204, anything else 405.
@@ -56,10 +63,17 @@ private:
     [[nodiscard]] reply challenge(boost::beast::http::status status, std::string_view error,
                                   std::string_view description, std::vector<std::string> const& scopes) const;
 
+    // What the metadata's well-known paths answer, replaced whole when the endpoints change.
+    struct published_metadata {
+        std::vector<std::string> paths; ///< the well-known paths served
+        std::string body;
+    };
+
     protected_resource const& authorization_;
-    std::vector<std::string> metadata_paths_; ///< the well-known paths served
-    std::string metadata_url_;                ///< resource_metadata in challenges; empty without metadata
-    std::string metadata_body_;
+    std::string metadata_url_;  ///< resource_metadata in challenges; empty without metadata
+    std::string resource_path_; ///< the resource identifier's path, empty for "/"
+    mutable std::mutex metadata_mutex_;
+    std::shared_ptr<published_metadata const> metadata_; ///< null without metadata; under metadata_mutex_
     std::string cache_control_;
 };
 

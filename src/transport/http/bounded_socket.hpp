@@ -66,6 +66,19 @@ public:
         connection_caller_ = c;
         caller_ = std::move(c);
     }
+    /// The TCP peer's IP address as text, an IPv4-mapped IPv6 one as IPv4; asked of the socket once per
+    /// connection. Empty when the socket cannot say (the peer is gone).
+    [[nodiscard]] std::string const& peer_address() {
+        if (peer_address_.empty()) {
+            boost::system::error_code ec;
+            auto address = socket_.remote_endpoint(ec).address();
+            if (!ec && address.is_v6() && address.to_v6().is_v4_mapped())
+                address = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6());
+            if (!ec)
+                peer_address_ = address.to_string();
+        }
+        return peer_address_;
+    }
     /// The bearer token this connection's last request carried, and its verdict (remembered_token.hpp).
     [[nodiscard]] remembered_token& last_token() noexcept { return last_token_; }
 
@@ -165,6 +178,7 @@ private:
     std::shared_ptr<protocol::caller_identity const> caller_;
     std::shared_ptr<protocol::caller_identity const> connection_caller_; ///< from the TLS handshake
     remembered_token last_token_;
+    std::string peer_address_; ///< empty until asked for
     std::shared_ptr<guard> guard_;
     support::deadline_watch<guard> watch_;
 };

@@ -18,8 +18,11 @@ namespace duet::transport::http {
 struct reply {
     boost::beast::http::status status = boost::beast::http::status::ok;
     std::string body;
-    std::string_view content_type = "application/json"; ///< only ever a literal
+    std::string_view content_type = "application/json"; ///< a literal, or text that outlives the write
     std::vector<std::pair<std::string, std::string>> headers;
+    /// The answer to a HEAD: the head describes `body` (its type and length) as a GET's would, and the body
+    /// is not sent.
+    bool omit_body = false;
 };
 
 /// A JSON-RPC error response's text.

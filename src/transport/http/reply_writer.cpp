@@ -28,6 +28,8 @@ asio::awaitable<void> reply_writer::write(bounded_socket& stream, request const&
                                 .fields = r.headers,
                                 .body_size = r.body.size(),
                                 .keep_alive = keep_alive});
+    if (r.omit_body)
+        r.body.clear();
     if (stream.is_tls()) {
         // One TLS record (and one send) for a small answer rather than one for its head and one for its body.
         if (r.body.size() <= small_tls_answer) {

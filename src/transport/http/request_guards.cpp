@@ -33,18 +33,19 @@ std::string printable_path(std::string_view path) {
 } // namespace
 
 request_guards::request_guards(std::vector<http_route> const& routes, http_options const& options)
-    : routes_(routes), options_(options) {}
+    : routes_(&routes), options_(options) {}
 
-std::variant<http_route const*, reply> request_guards::check(request const& req) const {
+std::variant<http_route const*, reply> request_guards::check(request const& req,
+                                                             std::vector<http_route> const& routes) const {
     auto const path = path_of(req);
     http_route const* route = nullptr;
-    for (auto const& r : routes_)
+    for (auto const& r : routes)
         if (r.path == path) {
             route = &r;
             break;
         }
     if (!route)
-        return unknown_path(path);
+        return unknown_path(path, routes);
     if (!origin_allowed(header(req, bhttp::field::origin), options_.allowed_origins) ||
         !host_allowed(header(req, bhttp::field::host), bound_address_, options_.allowed_hosts))
         return invalid_request_reply(bhttp::status::forbidden, "Invalid Request: origin or host not allowed");
@@ -66,11 +67,13 @@ std::variant<http_route const*, reply> request_guards::check(request const& req)
     }
 }
 
-// 404 for a path no server is at, naming those that are.
-reply request_guards::unknown_path(std::string_view path) const {
+// 404 for a path no server is at, naming those that are (none, once every route was removed).
+reply request_guards::unknown_path(std::string_view path, std::vector<http_route> const& routes) {
     std::string served;
-    for (auto const& r : routes_)
+    for (auto const& r : routes)
         served += (served.empty() ? "" : ", ") + r.path;
+    if (served.empty())
+        served = "none";
     return invalid_request_reply(bhttp::status::not_found, "Invalid Request: no MCP endpoint at " +
                                                                printable_path(path) +
                                                                "; served here: " + served);

@@ -6,7 +6,9 @@
 #include <duet/server/frame_storage.hpp>
 
 #include "head_fields.hpp"
+#include "probes.hpp"
 #include "reply.hpp"
+#include "request_gate.hpp"
 
 #include <boost/beast/http/verb.hpp>
 
@@ -18,12 +20,17 @@ namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 
 asio::awaitable<bool> request_router::handle(bounded_socket& stream, request& req, bool keep_alive,
-                                             modern_slot& slot) {
+                                             modern_slot& slot, route_table::view& routes) {
+    // Before every guard and the token: orchestrators probe a pod by its IP and hold none.
+    if (auto const* probe = probe_at(ctx_.options, req))
+        return answer_probe(ctx_.replies, stream, req, keep_alive, *probe);
     if (bearer_) {
         if (auto metadata = bearer_->metadata(req, path_of(req)))
             return ctx_.replies.send(stream, req, std::move(*metadata), keep_alive);
     }
-    auto verdict = guards_.check(req);
+    // The route points into the snapshot `routes` holds until the connection's next request; its server
+    // outlives the http_server, so what follows keeps the server alone.
+    auto verdict = guards_.check(req, routes_.current(routes));
     if (auto* refusal = std::get_if<reply>(&verdict))
         return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto& srv = *std::get<http_route const*>(verdict)->srv;
@@ -78,6 +85,21 @@ std::optional<reply> request_router::scope_refusal(bounded_socket const& stream,
     if (needed.empty())
         return std::nullopt; // the server-wide scopes were checked with the token
     return bearer_->insufficient(*stream.caller()->token, needed);
+}
+
+// Every request of the batch is checked for its scopes before the gate is asked about any: a batch refused
+// for a scope takes nothing from the gate's budgets.
+std::optional<reply> request_router::batch_refusal(bounded_socket& stream, server::server const& srv,
+                                                   jsonrpc::batch const& b) const {
+    for (auto const& element : b.elements)
+        if (auto const* r = element ? std::get_if<jsonrpc::request>(&*element) : nullptr)
+            if (auto refusal = scope_refusal(stream, srv, *r))
+                return refusal;
+    for (auto const& element : b.elements)
+        if (auto const* r = element ? std::get_if<jsonrpc::request>(&*element) : nullptr)
+            if (auto refusal = gate_refusal_of(ctx_.options, stream, *r))
+                return refusal;
+    return std::nullopt;
 }
 
 std::optional<reply> request_router::store_away(std::optional<jsonrpc::request_id> const& id) const {
@@ -143,6 +165,8 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
                                                    server::server& srv, modern_slot& slot) {
     if (auto refusal = scope_refusal(stream, srv, r))
         return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
+    if (auto refusal = gate_refusal_of(ctx_.options, stream, r))
+        return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
     auto facts = facts_of(req, stream.caller());
     auto const claim = protocol::read_version_claim(r.params).what;
     auto const route = protocol::route_post(claim, r.method, found.lookup, srv.options().eras);
@@ -179,10 +203,8 @@ asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request
             return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
     switch (route) {
     case protocol::batch_route::in_session:
-        for (auto const& element : b.elements)
-            if (auto const* r = element ? std::get_if<jsonrpc::request>(&*element) : nullptr)
-                if (auto refusal = scope_refusal(stream, srv, *r))
-                    return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
+        if (auto refusal = batch_refusal(stream, srv, b))
+            return ctx_.replies.send(stream, req, std::move(*refusal), keep_alive);
         return sessions_.serve_batch(stream, req, keep_alive, std::move(b), std::move(found.session));
     case protocol::batch_route::unknown_session: {
         reply answer = rejection_reply(protocol::unknown_session_rejection());

@@ -9,12 +9,14 @@
 #include "drain_registry.hpp"
 #include "live_session.hpp"
 #include "modern_responses.hpp"
+#include "probes.hpp"
 #include "read_errors.hpp"
 #include "read_pacing.hpp"
 #include "reply.hpp"
 #include "request.hpp"
 #include "request_guards.hpp"
 #include "request_router.hpp"
+#include "route_table.hpp"
 #include "server_context.hpp"
 #include "support/descriptors.hpp"
 #include "tls_listener.hpp"
@@ -38,6 +40,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -79,13 +82,6 @@ void end_session(store::session& s) {
         http::live(s).conn->finish([] {});
 }
 
-std::vector<std::string> route_paths(std::vector<http_route> const& routes) {
-    std::vector<std::string> out;
-    for (auto const& r : routes)
-        out.push_back(r.path);
-    return out;
-}
-
 // What the metadata lists when the options name no scopes: the required ones and those the routes' tools,
 // prompts and resources ask for, each once.
 std::vector<std::string> scopes_supported(protected_resource const& authorization,
@@ -104,15 +100,15 @@ class http_server::impl : public std::enable_shared_from_this<http_server::impl>
 public:
     /// Serves on `io` when given, else on an io_context of its own.
     impl(std::vector<http_route> routes, http_options options, asio::io_context* io)
-        : routes_(std::move(routes)), own_io_(io ? nullptr : std::make_unique<asio::io_context>()),
+        : own_io_(io ? nullptr : std::make_unique<asio::io_context>()),
           ctx_(std::move(options), io ? *io : *own_io_), acceptor_(ctx_.io),
           signals_(ctx_.io, SIGINT, SIGTERM), reload_signal_(ctx_.io), sweep_(ctx_.io),
-          guards_(routes_, ctx_.options),
           bearer_(ctx_.options.authorization ? std::make_unique<http::bearer_guard>(
-                                                   *ctx_.options.authorization, route_paths(routes_),
-                                                   scopes_supported(*ctx_.options.authorization, routes_))
+                                                   *ctx_.options.authorization, http::paths_of(routes),
+                                                   scopes_supported(*ctx_.options.authorization, routes))
                                              : nullptr),
-          router_(ctx_, guards_, bearer_.get()) {
+          routes_(std::move(routes)), guards_(ctx_.options), router_(ctx_, routes_, guards_, bearer_.get()) {
+        http::check_probes(*routes_.load(), ctx_.options);
         if (ctx_.options.tls)
             tls_.emplace(*ctx_.options.tls);
     }
@@ -144,16 +140,37 @@ public:
     std::uint16_t port() const noexcept { return port_; }
 
     std::string url() const {
-        auto host = ctx_.options.host;
-        if (host.find(':') != std::string::npos)
-            host = "[" + host + "]";
-        return (tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_) + routes_.front().path;
+        auto const routes = routes_.load();
+        return url(routes->empty() ? std::string_view() : std::string_view(routes->front().path));
     }
 
     std::string url(std::string_view path) const {
-        auto u = url();
-        return u.substr(0, u.size() - routes_.front().path.size()) + std::string(path);
+        auto host = ctx_.options.host;
+        if (host.find(':') != std::string::npos)
+            host = "[" + host + "]";
+        return (tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_) + std::string(path);
     }
+
+    // One change at a time: each snapshot is built from the one before, and the metadata follows the routes
+    // in the same order.
+    void add_route(http_route route) {
+        std::lock_guard changing(changes_);
+        auto const path = route.path;
+        auto next = http::route_table::with(*routes_.load(), std::move(route));
+        http::check_clear_of_probes(path, ctx_.options);
+        publish(std::move(next));
+    }
+
+    bool remove_route(std::string_view path) {
+        std::lock_guard changing(changes_);
+        auto next = http::route_table::without(*routes_.load(), path);
+        if (!next)
+            return false;
+        publish(std::move(next));
+        return true;
+    }
+
+    std::vector<std::string> route_paths() const { return http::paths_of(*routes_.load()); }
 
     void run() {
         auto const io_threads = io_threads_for(ctx_.options);
@@ -342,6 +359,7 @@ private:
         http::bounded_socket stream(std::move(socket), shortest_bound(options));
         beast::flat_buffer buffer;
         http::modern_slot modern;
+        http::route_table::view routes; // the routes this connection's requests are looked up in
         auto entry = std::make_shared<http::drain_registry::socket_entry>();
         entry->stream = &stream;
         entry->strand = stream.get_executor();
@@ -388,7 +406,7 @@ private:
             auto req = parser.release();
             bool const keep_alive =
                 req.keep_alive() && !ctx_.draining && served + 1 < options.max_requests_per_connection;
-            bool const keep = co_await router_.handle(stream, req, keep_alive, modern);
+            bool const keep = co_await router_.handle(stream, req, keep_alive, modern, routes);
             if (!keep || !keep_alive)
                 break;
         }
@@ -400,7 +418,14 @@ private:
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
 
-    std::vector<http_route> routes_;
+    // The protected resource metadata first (the endpoints it is published at, the scopes it lists), then the
+    // requests: an endpoint is never served before its metadata is.
+    void publish(http::route_table::snapshot next) {
+        if (bearer_)
+            bearer_->set_routes(http::paths_of(*next), scopes_supported(*ctx_.options.authorization, *next));
+        routes_.publish(std::move(next));
+    }
+
     std::unique_ptr<asio::io_context> own_io_; ///< null when the caller's io_context is served on
     http::server_context ctx_;
     tcp::acceptor acceptor_;
@@ -408,8 +433,10 @@ private:
     asio::signal_set reload_signal_; ///< SIGHUP, when TLS is served
     asio::steady_timer sweep_;
     std::optional<http::tls_listener> tls_;
-    http::request_guards guards_;
     std::unique_ptr<http::bearer_guard> bearer_; ///< null: no tokens checked
+    http::route_table routes_;
+    std::mutex changes_; ///< held by add_route and remove_route
+    http::request_guards guards_;
     http::request_router router_;
     std::uint16_t port_ = 0;
     std::atomic<std::size_t> open_sockets_{0};
@@ -439,22 +466,6 @@ http_options checked_options(http_options options) {
     return options;
 }
 
-std::vector<http_route> checked_routes(std::vector<http_route> routes) {
-    if (routes.empty())
-        throw std::invalid_argument("http_server: no route");
-    for (std::size_t i = 0; i < routes.size(); ++i) {
-        if (!routes[i].srv)
-            throw std::invalid_argument("http_server: the route " + routes[i].path + " has no server");
-        if (!routes[i].path.starts_with("/") || routes[i].path.find_first_of("?# ") != std::string::npos)
-            throw std::invalid_argument("http_server: a route's path must start with / and hold no query: " +
-                                        routes[i].path);
-        for (std::size_t j = 0; j < i; ++j)
-            if (routes[j].path == routes[i].path)
-                throw std::invalid_argument("http_server: two routes at " + routes[i].path);
-    }
-    return routes;
-}
-
 } // namespace
 
 std::size_t max_connections_for(http_options const& options) {
@@ -476,12 +487,12 @@ http_server::http_server(server::server& srv, http_options options)
     : http_server(std::vector<http_route>{{options.path, &srv}}, options) {}
 
 http_server::http_server(std::vector<http_route> routes, http_options options)
-    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), checked_options(std::move(options)),
-                                   nullptr)) {}
+    : impl_(std::make_shared<impl>(http::checked_routes(std::move(routes)),
+                                   checked_options(std::move(options)), nullptr)) {}
 
 http_server::http_server(std::vector<http_route> routes, http_options options, asio::io_context& io)
-    : impl_(std::make_shared<impl>(checked_routes(std::move(routes)), checked_options(std::move(options)),
-                                   &io)) {}
+    : impl_(std::make_shared<impl>(http::checked_routes(std::move(routes)),
+                                   checked_options(std::move(options)), &io)) {}
 
 http_server::~http_server() = default;
 
@@ -508,6 +519,15 @@ std::optional<std::string> http_server::reload_tls() {
 }
 tls_counts http_server::tls_handshakes() const noexcept {
     return impl_->tls_handshakes();
+}
+void http_server::add_route(http_route route) {
+    impl_->add_route(std::move(route));
+}
+bool http_server::remove_route(std::string_view path) {
+    return impl_->remove_route(path);
+}
+std::vector<std::string> http_server::route_paths() const {
+    return impl_->route_paths();
 }
 
 } // namespace duet::transport
