@@ -7,8 +7,8 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, stdio, sessions, fanout, sustained,
-//                  scale
+//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, merged, stdio, sessions, fanout,
+//                  sustained, scale
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -41,7 +41,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,stdio,sessions,fanout,sustained,scale').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,merged,stdio,sessions,fanout,sustained,scale').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -699,6 +699,67 @@ async function scaleGroup() {
     }
 }
 
+// ---- merged ---------------------------------------------------------------------------------------------------
+
+// `duet gateway --merge` over two `duet serve --stdio` upstreams against the same gateway serving one of them at
+// its own path, in alternating slices: what naming, routing and the breaker cost a forwarded call. Then the
+// merged endpoint under load while its config file is rewritten (a filter toggled on the other upstream) and
+// reloaded by SIGHUP, every answer checked: a reload must lose no request.
+const mergedTargets = {
+    single: 'duet gateway → duet serve (stdio), one upstream',
+    merged: 'duet gateway --merge → 2 × duet serve (stdio)',
+    reload: 'duet gateway --merge → 2 × duet serve (stdio), SIGHUP reloads meanwhile'
+};
+const mergedWorkload = 'HTTP modern tools/call';
+
+function mergedConfig(file, denyOnB) {
+    const upstream = { command: bin.duet, args: ['serve', '--stdio'] };
+    const config = {
+        mcpServers: { a: upstream, b: { ...upstream, tools: denyOnB ? { deny: ['add'] } : { deny: ['countdown'] } } },
+        gateway: { port: 0, merge: true }
+    };
+    fs.writeFileSync(file, JSON.stringify(config, null, 2));
+}
+
+async function mergedGroup() {
+    const running = [];
+    try {
+        const single = await keepRunning(running, startServer('merged-single', [bin.duet, 'gateway', '--port', '0', '--upstream', `stdio:${bin.duet} serve --stdio`]));
+        const file = path.join(logDir, 'merged-gateway.json');
+        mergedConfig(file, false);
+        const merged = await keepRunning(running, startServer('merged', [bin.duet, 'gateway', '--config', file]));
+        const direct = wrkEnv([modernRequest('__ID__', 'tools/call', callArgs, 'echo')], '"text":"hello"');
+        const prefixed = { name: 'a__echo', arguments: callArgs.arguments };
+        const viaMerge = wrkEnv([modernRequest('__ID__', 'tools/call', prefixed, 'a__echo')], '"text":"hello"');
+        await wrk(`${mergedTargets.single}: warm-up`, single, direct, plan.warmupSeconds);
+        await wrk(`${mergedTargets.merged}: warm-up`, merged, viaMerge, plan.warmupSeconds);
+        await slicedHttpRows([
+            { server: single, target: mergedTargets.single, workload: mergedWorkload, env: direct, connections: plan.connections },
+            { server: merged, target: mergedTargets.merged, workload: mergedWorkload, env: viaMerge, connections: plan.connections }
+        ]);
+        // Reloads under load: a rewrite and a SIGHUP every 500 ms for the whole run; wrk counts every answer
+        // that is not the echo (`bad`) and every socket error.
+        let reloads = 0;
+        let flip = false;
+        const timer = setInterval(() => {
+            flip = !flip;
+            mergedConfig(file, flip);
+            merged.proc.kill('SIGHUP');
+            reloads++;
+        }, 500);
+        let f;
+        try {
+            f = await wrk(`${mergedTargets.reload}`, merged, viaMerge, plan.httpSeconds);
+        } finally {
+            clearInterval(timer);
+        }
+        rows.push({ workload: mergedWorkload, target: mergedTargets.reload, rate: f.rate, p50_us: f.p50_us, p99_us: f.p99_us, cpu_pct: f.cpu_pct, rss_kb: f.rss_kb, bad: f.bad + f.socket_errors, unit: 'req/s' });
+        extra.mergedReloads = { reloads, requests: f.requests, bad: f.bad + f.socket_errors };
+    } finally {
+        await stopServers(...running.reverse());
+    }
+}
+
 // ---- verdicts ------------------------------------------------------------------------------------------------
 
 const find = (workload, target) => rows.find(r => r.workload === workload && r.target === target);
@@ -786,6 +847,13 @@ function verdicts() {
     const memoryLegacy = find(scaleWorkloads[0], memoryTarget);
     if (scaledLegacy && memoryLegacy)
         check('scale-out: legacy tools/call with the session in Redis ≥ 50 % of the in-memory rate', scaledLegacy.rate >= 0.5 * memoryLegacy.rate, `${fmt((100 * scaledLegacy.rate) / memoryLegacy.rate, 1)} % (${fmt(scaledLegacy.rate)} vs ${fmt(memoryLegacy.rate)} req/s, three processes vs one, through nginx on one core)`);
+    const single = find(mergedWorkload, mergedTargets.single);
+    const mergedRow = find(mergedWorkload, mergedTargets.merged);
+    if (single && mergedRow)
+        check('merged endpoint: forwarded tools/call within 10 % of the single-upstream path', mergedRow.rate >= 0.9 * single.rate, `${fmt((100 * mergedRow.rate) / single.rate, 1)} % (${fmt(mergedRow.rate)} vs ${fmt(single.rate)} req/s)`);
+    const mr = extra.mergedReloads;
+    if (mr)
+        check('merged endpoint: reloads under load lose no request', mr.bad === 0 && mr.reloads > 0, `${mr.reloads} reloads during ${fmt(mr.requests)} requests, ${mr.bad} answered wrongly or lost`);
     const sf = extra.scaleFanout;
     if (sf)
         check(`scale-out: list_changed to ${sf.streams} listens over three processes, last within 50 ms`, Number(sf.fanout_last_ms) <= 50 && sf.missing === 0, `last after ${sf.fanout_last_ms} ms, median ${sf.fanout_p50_ms} ms; every stream got it: ${sf.missing === 0 ? 'yes' : `no, ${sf.missing} missing`}`);
@@ -939,7 +1007,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup, scale: scaleGroup };
+const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, merged: mergedGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup, scale: scaleGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);

@@ -34,6 +34,8 @@ struct auth_flags {
     std::string introspection;
     std::string client_id;
     std::string client_secret_file;
+    /// The secret itself, read already (a config file's clientSecret); client_secret_file wins over it.
+    std::string client_secret;
     std::string scopes;
     std::string ca_file;
     std::string resource_name;
@@ -67,8 +69,8 @@ inline void add_auth_flags(CLI::App& app, auth_flags& flags) {
 apply_auth_flags(auth_flags const& flags, transport::http_options& http, boost::asio::any_io_executor ex) {
     bool const any = !flags.issuer.empty() || !flags.audience.empty() || !flags.jwks.empty() ||
                      !flags.introspection.empty() || !flags.client_id.empty() ||
-                     !flags.client_secret_file.empty() || !flags.scopes.empty() || !flags.ca_file.empty() ||
-                     !flags.resource_name.empty();
+                     !flags.client_secret_file.empty() || !flags.client_secret.empty() ||
+                     !flags.scopes.empty() || !flags.ca_file.empty() || !flags.resource_name.empty();
     if (!any)
         return std::nullopt;
     if (flags.issuer.empty() || flags.audience.empty())
@@ -78,7 +80,8 @@ apply_auth_flags(auth_flags const& flags, transport::http_options& http, boost::
                            "tokens)");
     if (!flags.introspection.empty() && flags.client_id.empty())
         return std::string("--auth-introspection needs --auth-client-id");
-    if (flags.introspection.empty() && (!flags.client_id.empty() || !flags.client_secret_file.empty()))
+    if (flags.introspection.empty() &&
+        (!flags.client_id.empty() || !flags.client_secret_file.empty() || !flags.client_secret.empty()))
         return std::string("--auth-client-id and --auth-client-secret-file go with --auth-introspection");
     if (http.bearer_token)
         return std::string("a static bearer token (--bearer-token-file, DUET_BEARER_TOKEN) and --auth-issuer "
@@ -99,6 +102,7 @@ apply_auth_flags(auth_flags const& flags, transport::http_options& http, boost::
         auth::introspection_options options;
         options.tls.ca_file = flags.ca_file;
         options.client_id = flags.client_id;
+        options.client_secret = flags.client_secret;
         if (!flags.client_secret_file.empty())
             if (auto bad = read_secret_file("--auth-client-secret-file", flags.client_secret_file,
                                             options.client_secret))

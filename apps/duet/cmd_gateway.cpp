@@ -7,11 +7,9 @@
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/transport/http_server.hpp>
 
-#include "common/auth_flags.hpp"
-#include "common/listener_flags.hpp"
-#include "common/store_flags.hpp"
-#include "common/tls_flags.hpp"
-#include "upstream_auth.hpp"
+#include "gateway_cli.hpp"
+#include "gateway_config.hpp"
+#include "gateway_runtime.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -19,9 +17,9 @@
 #include <boost/asio/use_future.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -37,33 +35,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-struct gateway_cli {
-    std::vector<std::string> upstreams;
-    std::string era = "auto";
-    bool lenient_args = false;
-    std::size_t pool_size = 4;
-    bool share_sessions = false;
-    bool busy_batching = true;
-    transport::http_options http;
-    tls_server_flags listener_tls;
-    listener_flags listener;
-    auth_flags front_door; ///< the tokens callers of the gateway need
-    /// What https upstreams trust and present, each "[NAME=]VALUE": unnamed for every upstream, named for
-    /// one.
-    std::vector<std::string> cacert, client_cert, client_key;
-    bool insecure = false;                 ///< every https upstream
-    std::vector<std::string> insecure_for; ///< names
-    /// What stdio upstreams' children get besides the default environment: NAME or NAME=VALUE.
-    std::vector<std::string> upstream_env;
-    std::size_t max_upstream_message = 16 * 1024 * 1024;
-    double upstream_timeout_seconds = 60;
-    std::size_t max_parked_calls = 256;
-    std::size_t max_upstream_children = 64;
-    std::string over_children = "share";
-    upstream_auth_flags upstream_auth;
-    store_flags store; ///< several gateway processes behind one load balancer
-};
-
 // A gateway reachable beyond loopback with no authentication hands its upstreams' tools to anyone who finds
 // the port: said on stderr, not refused (a trusted network, a proxy that authenticates in front).
 void warn_when_open(transport::http_options const& http) {
@@ -78,368 +49,67 @@ void warn_when_open(transport::http_options const& http) {
                  http.host.c_str());
 }
 
-// "stdio:COMMAND ARGS..." split on blanks; single or double quotes keep blanks inside one argument.
-std::optional<std::vector<std::string>> split_command(std::string_view text) {
-    std::vector<std::string> words;
-    std::string word;
-    bool in_word = false;
-    char quote = 0;
-    for (char ch : text) {
-        if (quote) {
-            if (ch == quote)
-                quote = 0;
-            else
-                word += ch;
-        } else if (ch == '\'' || ch == '"') {
-            quote = ch;
-            in_word = true;
-        } else if (ch == ' ' || ch == '\t') {
-            if (in_word)
-                words.push_back(std::move(word));
-            word.clear();
-            in_word = false;
-        } else {
-            word += ch;
-            in_word = true;
-        }
+// Prints a usage error's lines, each prefixed "duet gateway: ".
+void print_error(std::string const& why) {
+    std::size_t from = 0;
+    while (from <= why.size()) {
+        auto const to = std::min(why.find('\n', from), why.size());
+        std::fprintf(stderr, "duet gateway: %.*s\n", static_cast<int>(to - from), why.data() + from);
+        from = to + 1;
     }
-    if (quote)
-        return std::nullopt;
-    if (in_word)
-        words.push_back(std::move(word));
-    return words;
 }
 
-std::optional<client::server_target> parse_upstream(std::string const& text, std::string& why) {
-    constexpr std::string_view stdio_prefix = "stdio:";
-    if (text.starts_with(stdio_prefix)) {
-        auto words = split_command(std::string_view(text).substr(stdio_prefix.size()));
-        if (!words) {
-            why = "an unterminated quote in the upstream command";
-            return std::nullopt;
-        }
-        if (words->empty()) {
-            why = "no command after \"stdio:\"";
-            return std::nullopt;
-        }
-        client::stdio_target t;
-        t.command = words->front();
-        t.args.assign(words->begin() + 1, words->end());
-        return t;
+// `--check-config FILE`: everything checked that can be without starting anything; "FILE: ok (...)" on
+// stdout and 0, or the errors on stderr and 2.
+int check_config(gateway_cli const& flags) {
+    asio::io_context io; // never run: what is made on it only has to be made
+    auto plan = plan_gateway(flags, io);
+    if (!plan) {
+        std::fprintf(stderr, "%s\n", plan.error().c_str());
+        return 2;
     }
-    auto url = client::parse_http_url(text);
-    if (!url) {
-        why = url.error().message + " (give an http(s):// URL or stdio:COMMAND ARGS...)";
-        return std::nullopt;
-    }
-    return client::http_target{text, {}};
+    std::string names;
+    for (auto const& u : plan->upstreams)
+        names += (names.empty() ? "" : ", ") + (u.name.empty() ? std::string("(unnamed)") : u.name);
+    std::string disabled;
+    for (auto const& name : plan->disabled)
+        disabled += (disabled.empty() ? "" : ", ") + name;
+    auto const n = plan->upstreams.size();
+    std::printf("%s: ok (%zu upstream%s: %s%s)\n", flags.check_config_file.c_str(), n, n == 1 ? "" : "s",
+                names.c_str(), disabled.empty() ? "" : ("; disabled: " + disabled).c_str());
+    return 0;
 }
 
-// One --upstream: `NAME=SPEC` (served at /mcp/NAME) or a bare SPEC.
-struct named_upstream {
-    std::string name; ///< empty: unnamed
-    client::server_target target;
-};
-
-bool valid_name(std::string_view name) {
-    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-    });
-}
-
-// The upstreams given, named and checked: one may be unnamed (served at /mcp), several must all be named,
-// each name once. A usage error's text in `why`.
-std::optional<std::vector<named_upstream>> parse_upstreams(std::vector<std::string> const& texts,
-                                                           std::string& why) {
-    std::vector<named_upstream> out;
-    for (auto const& text : texts) {
-        named_upstream u;
-        std::string spec = text;
-        // NAME=SPEC when an '=' comes before any ':' (a URL or stdio: spec has its ':' first).
-        auto const eq = text.find('=');
-        if (eq != std::string::npos && eq < text.find(':')) {
-            u.name = text.substr(0, eq);
-            spec = text.substr(eq + 1);
-            if (!valid_name(u.name)) {
-                why = "\"" + u.name + "\" is not an upstream name (letters, digits, '-', '_' and '.' only)";
-                return std::nullopt;
-            }
-        }
-        auto target = parse_upstream(spec, why);
-        if (!target) {
-            if (!u.name.empty())
-                why = u.name + ": " + why;
-            return std::nullopt;
-        }
-        u.target = std::move(*target);
-        for (auto const& seen : out)
-            if (!u.name.empty() && seen.name == u.name) {
-                why = "two upstreams named \"" + u.name + "\"";
-                return std::nullopt;
-            }
-        out.push_back(std::move(u));
-    }
-    if (out.size() > 1)
-        for (auto const& u : out)
-            if (u.name.empty()) {
-                why = "several upstreams must each be named: --upstream NAME=SPEC (served at /mcp/NAME)";
-                return std::nullopt;
-            }
-    return out;
-}
-
-// The upstream TLS flags, into each https upstream's target. A name no upstream has is a usage error, and so
-// is a TLS flag when no upstream speaks https.
-bool apply_upstream_tls(gateway_cli const& cli, std::vector<named_upstream>& upstreams, std::string& why) {
-    auto known = [&](std::string const& name) {
-        return std::any_of(upstreams.begin(), upstreams.end(), [&](auto const& u) { return u.name == name; });
-    };
-    struct flag {
-        char const* spelling;
-        std::vector<std::string> const* given;
-        std::string tls::client_config::*field;
-    };
-    flag const flags[] = {{"--cacert", &cli.cacert, &tls::client_config::ca_file},
-                          {"--client-cert", &cli.client_cert, &tls::client_config::client_cert_file},
-                          {"--client-key", &cli.client_key, &tls::client_config::client_key_file}};
-    bool any_tls_flag = cli.insecure || !cli.insecure_for.empty();
-    for (auto const& f : flags)
-        for (auto const& g : *f.given) {
-            any_tls_flag = true;
-            auto const v = split_per_upstream(g);
-            if (!v.name.empty() && !known(v.name)) {
-                why = std::string(f.spelling) + " " + g + ": no upstream is named \"" + v.name + "\"";
-                return false;
-            }
-        }
-    for (auto const& name : cli.insecure_for)
-        if (!known(name)) {
-            why = "--insecure-for " + name + ": no upstream is named \"" + name + "\"";
-            return false;
-        }
-    bool any_https = false;
-    for (auto& u : upstreams) {
-        auto* h = std::get_if<client::http_target>(&u.target);
-        if (!h || !h->url.starts_with("https://"))
-            continue;
-        any_https = true;
-        for (auto const& f : flags) {
-            std::optional<std::string> all, own;
-            for (auto const& g : *f.given) {
-                auto v = split_per_upstream(g);
-                if (v.name.empty())
-                    all = std::move(v.value);
-                else if (v.name == u.name)
-                    own = std::move(v.value);
-            }
-            if (auto value = own ? own : all)
-                h->tls.*f.field = *value;
-        }
-        h->tls.insecure = cli.insecure || std::find(cli.insecure_for.begin(), cli.insecure_for.end(),
-                                                    u.name) != cli.insecure_for.end();
-    }
-    if (any_tls_flag && !any_https) {
-        why = "TLS options given, but no upstream is an https:// URL";
-        return false;
-    }
-    return true;
-}
-
-// The environment of every stdio upstream's children: the default allow-list and --upstream-env, never the
-// gateway's whole environment. --upstream-env with no stdio upstream is a usage error.
-bool apply_upstream_env(gateway_cli const& cli, std::vector<named_upstream>& upstreams, std::string& why) {
-    auto env = client::child_environment(cli.upstream_env);
-    if (!env) {
-        why = "--upstream-env " + env.error().message;
-        return false;
-    }
-    bool any_stdio = false;
-    for (auto& u : upstreams)
-        if (auto* stdio = std::get_if<client::stdio_target>(&u.target)) {
-            stdio->env = *env;
-            any_stdio = true;
-        }
-    if (!cli.upstream_env.empty() && !any_stdio) {
-        why = "--upstream-env given, but no upstream is a stdio: command";
-        return false;
-    }
-    return true;
-}
-
-// One upstream served: its backend and the server in front of it.
-struct served_upstream {
-    named_upstream upstream;
-    std::shared_ptr<gateway::upstream_backend> backend;
-    std::unique_ptr<server::server> srv;
-    std::string path;
-};
-
-// Runs `io` on this thread until `done` is ready. For the work before the HTTP server runs `io` and after it
-// stopped it: nothing else runs `io` then.
-template<class T>
-T run_until(asio::io_context& io, std::future<T> done) {
-    io.restart();
-    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-        io.run_one();
-    return done.get();
-}
-
-int run_gateway(gateway_cli const& cli) {
+int run_gateway(gateway_cli const& flags) {
+    if (!flags.check_config_file.empty())
+        return check_config(flags);
     // First: every Redis object made below ends while its thread still runs (store_flags.hpp).
     store_runtime store_thread;
     // So that it outlives everything holding its executors (the upstreams' OAuth providers too).
     asio::io_context io;
-    std::string why;
-    auto upstreams = parse_upstreams(cli.upstreams, why);
-    if (!upstreams) {
-        std::fprintf(stderr, "duet gateway: --upstream: %s\n", why.c_str());
+    auto planned = plan_gateway(flags, io);
+    if (!planned) {
+        print_error(planned.error());
         return 2;
     }
-    if (!apply_upstream_tls(cli, *upstreams, why) || !apply_upstream_env(cli, *upstreams, why)) {
-        std::fprintf(stderr, "duet gateway: %s\n", why.c_str());
-        return 2;
-    }
-    auto const upstream_timeout = std::chrono::milliseconds(
-        static_cast<std::chrono::milliseconds::rep>(cli.upstream_timeout_seconds * 1000));
-    auto http_options = cli.http;
-    if (auto bad = apply_listener_flags(cli.listener, http_options)) {
-        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
-        return 2;
-    }
-    if (auto bad = apply_tls_server_flags(cli.listener_tls, http_options)) {
-        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
-        return 2;
-    }
-    // The gateway checks callers' tokens itself and never passes one on: its upstreams see the gateway's
-    // own credentials (--upstream-*), or none.
-    if (auto bad = apply_auth_flags(cli.front_door, http_options, io.get_executor())) {
-        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
-        return 2;
-    }
-    warn_when_open(http_options);
-    server::server_options shared; // --store: the front sessions (http_options); the bus only checks Redis
-    if (auto refused = apply_store_flags(cli.store, store_thread, shared, http_options)) {
+    warn_when_open(planned->http);
+    server::server_options shared; // --store: the front sessions (http options); the bus only checks Redis
+    if (auto refused = apply_store_flags(planned->cli.store, store_thread, shared, planned->http)) {
         std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
         return refused->exit_code;
     }
-    auto mode = client::parse_connect_mode(cli.era);
-    if (!mode) {
-        std::fprintf(stderr, "duet gateway: --era must be legacy, modern or auto, not \"%s\"\n",
-                     cli.era.c_str());
-        return 2;
-    }
-
-    // The upstream connections run on the HTTP server's io_context (a backend needs an executor that runs one
-    // handler at a time: the io_context itself when one thread serves, else a strand), so a forwarded call
-    // stays on the thread that read its request. With a thread of their own every call crossed threads twice,
-    // a wake-up each way on a core the upstream may share, and what one thread allocated the other freed.
-    bool const one_thread = transport::io_threads_for(cli.http) == 1;
-    asio::any_io_executor const upstream_ex =
-        one_thread ? asio::any_io_executor(io.get_executor()) : asio::any_io_executor(asio::make_strand(io));
-    std::vector<upstream_ref> refs;
-    for (auto& u : *upstreams)
-        refs.push_back({&u.name, &u.target});
-    if (auto bad = apply_upstream_auth(cli.upstream_auth, refs, upstream_ex)) {
-        std::fprintf(stderr, "duet gateway: %s\n", bad->c_str());
-        return 2;
-    }
-    std::vector<served_upstream> served;
-    auto stop_upstreams = [&] {
-        for (auto& s : served) {
-            s.backend->detach();
-            run_until(io, asio::co_spawn(upstream_ex, s.backend->async_close(), asio::use_future));
-        }
-    };
-
-    for (auto& u : *upstreams) {
-        gateway::gateway_options options;
-        options.upstream = u.target;
-        options.name = u.name;
-        options.mode = *mode;
-        options.lenient_args = cli.lenient_args;
-        options.pool_size = cli.pool_size;
-        options.share_sessions = cli.share_sessions;
-        options.batch_when_busy = cli.busy_batching && one_thread;
-        options.request_timeout = upstream_timeout;
-        options.max_message_bytes = cli.max_upstream_message;
-        options.max_parked_calls = cli.max_parked_calls;
-        options.max_session_children = cli.max_upstream_children;
-        options.when_over_children =
-            cli.over_children == "refuse" ? gateway::over_children::refuse : gateway::over_children::share;
-        auto created = run_until(
-            io, asio::co_spawn(upstream_ex, gateway::upstream_backend::async_create(std::move(options)),
-                               asio::use_future));
-        if (!created) {
-            // An upstream that wants an authorization the gateway cannot give: a person logs in first.
-            auto const* http = std::get_if<client::http_target>(&u.target);
-            auto const hint = created.error().code == client::errc::auth_required && http
-                                  ? " (run `duet login " + http->url +
-                                        "` first, or give --upstream-client-id or "
-                                        "--upstream-header)"
-                                  : std::string();
-            std::fprintf(stderr, "duet gateway: cannot reach the upstream %s%s: %s%s\n",
-                         u.name.empty() ? "" : (u.name + " = ").c_str(), client::describe(u.target).c_str(),
-                         created.error().to_string().c_str(), hint.c_str());
-            stop_upstreams();
-            return 3;
-        }
-        served_upstream s;
-        s.backend = *created;
-        s.path = u.name.empty() ? cli.http.path : cli.http.path + "/" + u.name;
-        auto described = s.backend->describe();
-        // With --store the front sessions are shared; announcements are not: every gateway process hears its
-        // upstream itself, and a shared bus would deliver each change once per process.
-        if (shared.event_bus && s.backend->era() == protocol::era::legacy)
-            std::fprintf(
-                stderr,
-                "duet gateway: --store: %s speaks the legacy era, so what the gateway holds for it per "
-                "client (a modern client's input round in flight, the upstream session behind a legacy "
-                "client's) lives in one gateway process: a round's retry must reach the process that "
-                "began it (a load balancer sticky on the client), else it fails -32602.\n",
-                client::describe(u.target).c_str());
-        s.srv = std::make_unique<server::server>(std::move(described));
-        s.backend->attach(*s.srv);
-        s.upstream = std::move(u);
-        served.push_back(std::move(s));
-    }
-
-    if (auto refused = await_store(shared)) {
-        std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
-        stop_upstreams();
-        return refused->exit_code;
-    }
-    std::vector<transport::http_route> routes;
-    for (auto& s : served)
-        routes.push_back({s.path, s.srv.get()});
-    std::optional<transport::http_server> made;
-    try {
-        made.emplace(std::move(routes), http_options, io);
-    } catch (std::invalid_argument const& e) {
-        std::fprintf(stderr, "duet gateway: %s\n", e.what());
-        stop_upstreams();
-        return 2;
-    }
-    auto& http = *made;
-    if (auto ec = http.listen()) {
-        std::fprintf(stderr, "duet gateway: cannot listen on %s:%u: %s\n", cli.http.host.c_str(),
-                     unsigned(cli.http.port), ec.message().c_str());
-        stop_upstreams();
-        return 1;
-    }
-    // One URL per line, in the order the upstreams were given: the first line names the first.
-    for (auto const& s : served)
-        std::printf("%s\n", http.url(s.path).c_str());
-    std::fflush(stdout);
-    for (auto const& s : served)
-        std::fprintf(stderr, "duet gateway: serving %s (%s %s) at %s to clients of both eras\n",
-                     client::describe(s.upstream.target).c_str(),
-                     s.backend->era() == protocol::era::modern ? "modern" : "legacy",
-                     std::string(protocol::to_string(s.backend->version())).c_str(), s.path.c_str());
-    std::fprintf(stderr, "duet gateway: Ctrl-C drains and stops\n");
-    http.run();
-
-    stop_upstreams();
+    gateway_runtime runtime(io, flags, std::move(*planned), std::move(shared));
+    if (auto failed = runtime.start())
+        return failed;
+    runtime.run();
     return 0;
+}
+
+// A CLI11 check of a text by `ok`, saying `what` when it fails.
+CLI::Validator text_check(std::string name, std::string what, std::function<bool(std::string const&)> ok) {
+    return CLI::Validator(
+        [what = std::move(what), ok = std::move(ok)](std::string& s) { return ok(s) ? std::string() : what; },
+        "", std::move(name));
 }
 
 } // namespace
@@ -447,10 +117,63 @@ int run_gateway(gateway_cli const& cli) {
 std::function<int()> add_gateway_command(CLI::App& app) {
     auto cli = std::make_shared<gateway_cli>();
     auto* cmd = app.add_subcommand("gateway", "Serve an MCP server of either era to clients of both eras");
+    auto* config = cmd->add_option(
+        "--config", cli->config_file,
+        "A JSON file in the mcpServers shape MCP hosts use ({\"mcpServers\": {\"NAME\": {\"command\": ..., "
+        "\"args\": [...], \"env\": {...}} or {\"url\": ..., \"headers\": {...}}}}), Duet's own keys beside "
+        "it under \"gateway\" (each flag's name in camelCase: \"port\", \"bearerToken\", ...). Flags win "
+        "over "
+        "it; --upstream NAME=SPEC adds an upstream or replaces the file's NAME. Secrets are literal, "
+        "env:VAR or file:PATH; relative paths (file:, TLS files, a command with a '/') are taken from the "
+        "file's directory");
+    cmd->add_option(
+           "--check-config", cli->check_config_file,
+           "Check the config file (and the flags with it) without starting anything: \"FILE: ok (...)\" "
+           "and exit 0, or the errors and exit 2")
+        ->excludes(config);
     cmd->add_option("--upstream", cli->upstreams,
                     "The server in front of which to stand: an http(s):// URL or 'stdio:COMMAND ARGS...'; "
-                    "repeat as NAME=URL or NAME=stdio:... to serve several, each at /mcp/NAME")
-        ->required();
+                    "repeat as NAME=URL or NAME=stdio:... to serve several, each at /mcp/NAME (needed unless "
+                    "--config gives mcpServers)");
+    cmd->add_option("--path", cli->http.path,
+                    "Where clients reach the gateway (default /mcp); named upstreams at PATH/NAME")
+        ->check(text_check("PATH", "a path starts with '/', and holds no query and no trailing '/'",
+                           [](std::string const& p) {
+                               return p.starts_with('/') && p.find_first_of("?#") == std::string::npos &&
+                                      (p.size() == 1 || !p.ends_with('/'));
+                           }));
+    cmd->add_flag("--merge", cli->merge,
+                  "Serve every upstream merged at --path, names prefixed NAME<separator> (--name-separator)");
+    cmd->add_option(
+           "--name-separator", cli->name_separator,
+           "What joins an upstream's name and its tools' and prompts' names under --merge: 1 to 4 of "
+           "letters, digits, '_', '-' and '.' (default __)")
+        ->check(text_check("SEPARATOR", "1 to 4 of letters, digits, '_', '-' and '.'",
+                           [](std::string const& s) { return valid_name_separator(s); }));
+    auto const rate_check = text_check("RATE", "PER_SECOND[/BURST]: PER_SECOND above 0, BURST at least 1",
+                                       [](std::string const& s) { return parse_rate(s).has_value(); });
+    cmd->add_option_function<std::string>(
+           "--rate-limit", [cli](std::string const& s) { cli->rate_per_caller = parse_rate(s); },
+           "Calls one caller may make: PER_SECOND[/BURST] (BURST default: PER_SECOND, at least 1); over it, "
+           "429 with Retry-After")
+        ->check(rate_check);
+    cmd->add_option_function<std::vector<std::string>>(
+           "--tool-rate-limit",
+           [cli](std::vector<std::string> const& given) {
+               for (auto const& g : given) {
+                   auto const eq = g.rfind('=');
+                   cli->rate_per_tool[g.substr(0, eq)] = *parse_rate(std::string_view(g).substr(eq + 1));
+               }
+           },
+           "Calls of the tool TOOL (as clients see it) from all callers: TOOL=PER_SECOND[/BURST]; "
+           "repeatable; "
+           "each wins over the config file's for its tool")
+        ->check(text_check("TOOL=RATE", "TOOL=PER_SECOND[/BURST]: PER_SECOND above 0, BURST at least 1",
+                           [](std::string const& s) {
+                               auto const eq = s.rfind('=');
+                               return eq != std::string::npos && eq > 0 &&
+                                      parse_rate(std::string_view(s).substr(eq + 1)).has_value();
+                           }));
     cmd->add_option("--era", cli->era, "How to reach the upstream: legacy, modern or auto (default auto)");
     cmd->add_flag("--lenient-args", cli->lenient_args,
                   "Accept tool arguments sent flat in params.payload (moved into arguments)");
@@ -513,6 +236,11 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     return [cmd, cli]() -> int {
         if (!cmd->parsed())
             return -1;
+        // Which flags were given: their values win over the config file's.
+        for (auto const* option : cmd->get_options())
+            if (option->count() > 0)
+                for (auto const& name : option->get_lnames())
+                    cli->given.insert("--" + name);
         return run_gateway(*cli);
     };
 }

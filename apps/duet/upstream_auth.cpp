@@ -88,7 +88,55 @@ std::optional<header_flag> read_header_flag(std::string const& given, std::strin
     return h;
 }
 
+// Makes `http`'s OAuth provider: the client credentials grant with `machine`, else the stored tokens (the
+// store opened once, on first need).
+std::optional<std::string> make_provider(std::string const& name, client::http_target& http,
+                                         std::optional<auth::machine_credentials> machine,
+                                         std::shared_ptr<auth::file_store>& store,
+                                         boost::asio::any_io_executor ex) {
+    if (std::any_of(http.headers.begin(), http.headers.end(),
+                    [](auto const& h) { return h.first == "Authorization" || h.first == "authorization"; }))
+        return "the upstream " + (name.empty() ? http.url : name) +
+               " has an Authorization header and OAuth both: choose one";
+    auth::oauth_options o;
+    o.tls = http.tls;
+    if (machine) {
+        o.machine = std::move(*machine);
+    } else {
+        if (!store) {
+            auto dir = auth::default_credentials_dir();
+            if (!dir)
+                return dir.error().message;
+            auto opened = auth::file_store::open(*dir);
+            if (!opened)
+                return opened.error().message;
+            store = *opened;
+        }
+        o.store = store; // no user: a token that cannot be refreshed fails the call, naming `duet login`
+    }
+    auto provider = auth::oauth_authorization::make(ex, http.url, std::move(o));
+    if (!provider)
+        return provider.error().message;
+    http.authorization = *provider;
+    return std::nullopt;
+}
+
 } // namespace
+
+std::optional<std::string> apply_upstream_oauth(upstream_oauth const& oauth, std::string const& name,
+                                                client::http_target& http, boost::asio::any_io_executor ex) {
+    std::optional<auth::machine_credentials> machine;
+    if (!oauth.client_id.empty()) {
+        auth::machine_credentials m;
+        m.client_id = oauth.client_id;
+        m.signing_algorithm = oauth.signing_alg;
+        m.client_secret = oauth.client_secret;
+        m.private_key_pem = oauth.private_key_pem;
+        machine = std::move(m);
+    }
+    std::shared_ptr<auth::file_store> store;
+    return make_provider(name, http, std::move(machine), store, std::move(ex));
+}
 
 per_upstream_value split_per_upstream(std::string const& given) {
     auto const eq = given.find('=');
@@ -167,13 +215,7 @@ std::optional<std::string> apply_upstream_auth(upstream_auth_flags const& f,
             f.login || std::find(f.login_for.begin(), f.login_for.end(), name) != f.login_for.end();
         if (!client_id && !login)
             continue;
-        if (std::any_of(http->headers.begin(), http->headers.end(), [](auto const& h) {
-                return h.first == "Authorization" || h.first == "authorization";
-            }))
-            return "the upstream " + (name.empty() ? http->url : name) +
-                   " has an Authorization header and OAuth both: choose one";
-        auth::oauth_options o;
-        o.tls = http->tls;
+        std::optional<auth::machine_credentials> machine;
         if (client_id) {
             auth::machine_credentials m;
             m.client_id = *client_id;
@@ -192,23 +234,10 @@ std::optional<std::string> apply_upstream_auth(upstream_auth_flags const& f,
                 return "--upstream-client-id " + *client_id +
                        ": give its --upstream-client-secret-file or --upstream-private-key-file";
             }
-            o.machine = std::move(m);
-        } else {
-            if (!store) {
-                auto dir = auth::default_credentials_dir();
-                if (!dir)
-                    return dir.error().message;
-                auto opened = auth::file_store::open(*dir);
-                if (!opened)
-                    return opened.error().message;
-                store = *opened;
-            }
-            o.store = store; // no user: a token that cannot be refreshed fails the call, naming `duet login`
+            machine = std::move(m);
         }
-        auto provider = auth::oauth_authorization::make(ex, http->url, std::move(o));
-        if (!provider)
-            return provider.error().message;
-        http->authorization = *provider;
+        if (auto bad = make_provider(name, *http, std::move(machine), store, ex))
+            return bad;
     }
     if (any_flag && !any_http)
         return "upstream credentials given, but no upstream is an http(s):// URL";

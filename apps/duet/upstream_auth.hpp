@@ -51,6 +51,23 @@ struct upstream_ref {
     client::server_target* target;
 };
 
+/// One HTTP upstream's OAuth as a config file gives it, its secrets read already: the client credentials
+/// grant with a secret (client_secret_basic) or a PEM private key (private_key_jwt), or, with no client id,
+/// the tokens `duet login URL` stored.
+struct upstream_oauth {
+    std::string client_id; ///< empty: the stored tokens
+    std::string client_secret;
+    std::string private_key_pem;
+    std::string signing_alg = "ES256";
+};
+
+/// Gives `http` its OAuth provider, made on `ex`; a usage error's text (an Authorization header besides, no
+/// credentials store).
+[[nodiscard]] std::optional<std::string> apply_upstream_oauth(upstream_oauth const& oauth,
+                                                              std::string const& name,
+                                                              client::http_target& http,
+                                                              boost::asio::any_io_executor ex);
+
 /// Applies the flags to each HTTP upstream (headers read from the environment and files now, providers made
 /// on `ex`). A usage error's text when a flag names no upstream, applies to a stdio one, carries a literal
 /// secret, or cannot be read.
