@@ -14,7 +14,6 @@ using asio::awaitable;
 using detail::list_kind;
 using detail::name_kind;
 using merged::advertises_list;
-using merged::is_resource_not_found;
 using merged::list_of;
 using merged::string_at;
 using protocol::method_id;

@@ -103,12 +103,6 @@ inline list_kind list_of(method_id m) {
     }
 }
 
-inline bool is_resource_not_found(protocol::error_object const& e) {
-    return e.code == static_cast<std::int32_t>(protocol::errc::resource_not_found) ||
-           (e.code == static_cast<std::int32_t>(protocol::errc::invalid_params) && e.data.is_object() &&
-            e.data.get_object().contains("uri"));
-}
-
 inline std::optional<std::string_view> string_at(json::object const& o, std::string_view key) {
     auto const* v = o.if_contains(key);
     if (!v || !v->is_string())

@@ -4,6 +4,9 @@
 
 #include <boost/json/array.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 namespace duet::gateway {
 
 namespace json = boost::json;
@@ -133,15 +136,29 @@ protocol::cache_hints take_result_hints(json::object& result) {
     return hints;
 }
 
+bool is_resource_not_found(protocol::error_object const& e) noexcept {
+    if (e.code == static_cast<std::int32_t>(protocol::errc::resource_not_found))
+        return true;
+    if (e.code != static_cast<std::int32_t>(protocol::errc::invalid_params))
+        return false;
+    if (e.data.is_object() && e.data.get_object().contains("uri"))
+        return true;
+    // The TypeScript SDK's servers say it in words only: -32602 "Resource URI not found".
+    auto says = [&](std::string_view words) {
+        auto const same = [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        };
+        return std::search(e.message.begin(), e.message.end(), words.begin(), words.end(), same) !=
+               e.message.end();
+    };
+    return says("resource") && says("not found");
+}
+
 std::optional<protocol::error_object> respell_not_found(protocol::error_object const& upstream,
                                                         json::object const& read_params,
                                                         protocol::era downstream) {
-    bool const legacy_missing =
-        upstream.code == static_cast<std::int32_t>(protocol::errc::resource_not_found);
-    bool const modern_missing = upstream.code == static_cast<std::int32_t>(protocol::errc::invalid_params) &&
-                                upstream.data.is_object() && upstream.data.get_object().contains("uri");
     auto const* uri = read_params.if_contains("uri");
-    if (!uri || !uri->is_string() || !(legacy_missing || modern_missing))
+    if (!uri || !uri->is_string() || !is_resource_not_found(upstream))
         return std::nullopt;
     return protocol::resource_not_found(downstream, uri->get_string());
 }

@@ -42,6 +42,10 @@ upstream_params(protocol::method_id method, boost::json::object const& params, b
 /// serve it with (defaults when absent or malformed), plus the upstream's serverInfo in `_meta`.
 [[nodiscard]] protocol::cache_hints take_result_hints(boost::json::object& result);
 
+/// Whether an upstream's error says a resource was not found, in any era's spelling: -32002, -32602 with
+/// `data.uri`, or -32602 saying so in words (the TypeScript SDK's servers).
+[[nodiscard]] bool is_resource_not_found(protocol::error_object const& e) noexcept;
+
 /// resources/read's resource-not-found, the one error each era spells its own way (legacy -32002; modern
 /// -32602 with `data.uri`; ERA-POLICY), as the `downstream` era spells it for the URI the read asked for
 /// (`read_params.uri`). None when `upstream` is another error or the read named no URI: it passes as it came.

@@ -179,6 +179,19 @@ TEST(GatewayErrors, AnUpstreamThatDidNotAnswerIsAnInternalErrorNamingIt) {
     EXPECT_NE(e.message.find("went away"), std::string::npos);
 }
 
+TEST(GatewayErrors, ResourceNotFoundIsRecognizedInEverySpelling) {
+    using duet::gateway::is_resource_not_found;
+    namespace p = duet::protocol;
+    EXPECT_TRUE(is_resource_not_found(p::resource_not_found(p::era::legacy, "a://b")));
+    EXPECT_TRUE(is_resource_not_found(p::resource_not_found(p::era::modern, "a://b")));
+    EXPECT_TRUE(is_resource_not_found(p::invalid_params("MCP error -32602: Resource test://x not found")))
+        << "the TypeScript SDK's words, no data";
+    EXPECT_FALSE(is_resource_not_found(p::invalid_params("Invalid params: \"uri\" must be a string")));
+    EXPECT_FALSE(is_resource_not_found(p::internal_error()));
+    EXPECT_FALSE(is_resource_not_found(p::make_error(p::errc::internal_error, "Resource x not found")))
+        << "another code is another error";
+}
+
 TEST(GatewayErrors, OnlyAnUpstreamThatDidNotAnswerCountsAsItsFailure) {
     EXPECT_TRUE(
         duet::gateway::is_upstream_unavailable(duet::gateway::upstream_unavailable("a", "timed out")));
