@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <set>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 namespace duet::apps {
 
@@ -161,8 +163,8 @@ boost::system::result<gateway_plan, std::string> plan_gateway(gateway_cli const&
 
 gateway_runtime::gateway_runtime(asio::io_context& io, gateway_cli flags, gateway_plan plan,
                                  server::server_options shared)
-    : io_(io), flags_(std::move(flags)), plan_(std::move(plan)), shared_(std::move(shared)), hangup_(io),
-      file_timer_(io) {}
+    : io_(io), flags_(std::move(flags)), plan_(std::move(plan)), shared_(std::move(shared)),
+      control_(asio::make_strand(io)), hangup_(io), file_timer_(io) {}
 
 gateway_runtime::~gateway_runtime() = default;
 
@@ -334,9 +336,8 @@ int gateway_runtime::start() {
     }
     if (!flags_.config_file.empty()) {
         hangup_.add(SIGHUP);
-        auto control = asio::make_strand(io_);
-        asio::co_spawn(control, async_watch_signal(this), asio::detached);
-        asio::co_spawn(control, async_watch_file(this), asio::detached);
+        asio::co_spawn(control_, async_watch_signal(this), asio::detached);
+        asio::co_spawn(control_, async_watch_file(this), asio::detached);
         say("SIGHUP or a change of " + flags_.config_file + " reloads it");
     }
     say("Ctrl-C drains and stops");
@@ -363,12 +364,15 @@ void gateway_runtime::close_upstreams() {
         b.detach();
         run_until(io_, asio::co_spawn(b.executor(), b.async_close(), asio::use_future));
     };
-    for (auto& [name, u] : upstreams_)
+    // Taken out before closing: closing runs `io_`, where a reload or a retirement may still add to them.
+    auto running = std::exchange(upstreams_, {});
+    for (auto& [name, u] : running)
         close(*u.backend);
-    upstreams_.clear();
-    for (auto& b : retiring_)
+    while (!retiring_.empty()) {
+        auto b = std::move(retiring_.back());
+        retiring_.pop_back();
         close(*b);
-    retiring_.clear();
+    }
 }
 
 // ---- reload
@@ -470,6 +474,14 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
         auto created = co_await asio::co_spawn(self->plan_.upstream_ex,
                                                gateway::upstream_backend::async_create(std::move(options)),
                                                asio::use_awaitable);
+        if (self->stopping_) { // the gateway stops meanwhile: what this reload made closes with the rest
+            if (created)
+                self->retiring_.push_back(*created);
+            for (auto& [name, made] : now)
+                if (!self->upstreams_.contains(name) || self->upstreams_.at(name).backend != made.backend)
+                    self->retiring_.push_back(made.backend);
+            co_return;
+        }
         if (!created) {
             say("reload: " + unreachable(u, created.error()) +
                 (existed ? "; the running one stays" : "; not added"));
@@ -496,6 +508,8 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
             removed.push_back(name);
             retire.push_back(u.backend);
         }
+    // Theirs to close from now on, whether their drain ends or the gateway stops first.
+    self->retiring_.insert(self->retiring_.end(), retire.begin(), retire.end());
     self->upstreams_ = std::move(now);
     self->order_ = std::move(order);
 
@@ -511,8 +525,10 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
         co_await asio::co_spawn(self->plan_.upstream_ex, e->merged->async_load(), asio::use_awaitable);
     self->publish_endpoints();
     self->gate_->set(self->plan_.cli.rate_per_caller, self->plan_.cli.rate_per_tool);
+    if (self->stopping_)
+        co_return;
     for (auto& b : retire)
-        asio::co_spawn(self->io_, async_retire(self, std::move(b)), asio::detached);
+        asio::co_spawn(self->control_, async_retire(self, std::move(b)), asio::detached);
 
     auto list = [](std::vector<std::string> const& names) {
         std::string out;
@@ -562,7 +578,6 @@ void gateway_runtime::reshape_endpoints() {
 awaitable<void> gateway_runtime::async_retire(gateway_runtime* self,
                                               std::shared_ptr<gateway::upstream_backend> backend) {
     backend->detach();
-    self->retiring_.push_back(backend);
     auto const limit = std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
                            self->plan_.cli.upstream_timeout_seconds * 1000));
@@ -572,8 +587,9 @@ awaitable<void> gateway_runtime::async_retire(gateway_runtime* self,
         boost::system::error_code ec;
         co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    if (self->stopping_)
-        co_return; // close_upstreams() closes it
+    if (self->stopping_ ||
+        std::find(self->retiring_.begin(), self->retiring_.end(), backend) == self->retiring_.end())
+        co_return; // close_upstreams() closes it, or did
     std::erase(self->retiring_, backend);
     auto closing = backend->async_close();
     co_await asio::co_spawn(backend->executor(), std::move(closing), asio::use_awaitable);

@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/system/result.hpp>
 
 #include <filesystem>
@@ -112,6 +113,8 @@ private:
     mutable std::mutex ready_mutex_; ///< what /readyz reads, from the I/O threads
     std::vector<std::shared_ptr<gateway::merged_backend>> ready_backends_;
 
+    /// Where reloads, and the retirements they start, run one at a time: what they change is theirs alone.
+    boost::asio::strand<boost::asio::io_context::executor_type> control_;
     boost::asio::signal_set hangup_;
     boost::asio::steady_timer file_timer_;
     std::optional<std::filesystem::file_time_type> file_stamp_;
