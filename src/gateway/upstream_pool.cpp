@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <utility>
 
 namespace duet::gateway::detail {
 
@@ -251,8 +252,11 @@ upstream_pool::async_session_connection(std::shared_ptr<upstream_pool> self,
     std::string key("session");
     auto c = co_await async_connect(self, std::move(declared), std::move(key));
     s->connecting = false;
-    if (c)
+    if (c) {
         s->connection = *c;
+        std::erase_if(self->sessions_, [](auto const& w) { return w.expired(); });
+        self->sessions_.push_back(s);
+    }
     co_return c;
 }
 
@@ -329,6 +333,11 @@ awaitable<void> upstream_pool::async_close(std::shared_ptr<upstream_pool> self) 
         });
         kv.second.wake_all(); // they find the gateway closing
     }
+    // Sessions' own connections too: a backend closes when the gateway stops, or when a reload removed or
+    // replaced it, and then its sessions' children must not outlive it (the session may go on for hours).
+    for (auto const& w : std::exchange(self->sessions_, {}))
+        if (auto session = w.lock(); session && session->connection)
+            idle.push_back(std::move(session->connection));
     for (auto& c : idle)
         co_await close_connection(c);
 }

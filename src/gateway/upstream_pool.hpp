@@ -167,6 +167,8 @@ private:
     std::shared_ptr<gateway_log> log_;
     announce_fn announce_;
     std::map<std::string, connection_pool, std::less<>> pools_;
+    /// Legacy sessions with a connection of their own, closed with the pool.
+    std::vector<std::weak_ptr<session_upstream>> sessions_;
     bool closing_ = false;
 };
 

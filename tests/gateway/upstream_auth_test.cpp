@@ -3,6 +3,7 @@
 // client credentials grant, or the tokens `duet login` stored (refreshed when expired). The upstream's
 // `whoami` tool answers with the Authorization header it received, so each test sees exactly what went
 // upstream; a downstream client's own token never does (the MCP authorization spec forbids passthrough).
+#include "gateway/announcing_upstream.hpp"
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "stdio/checks.hpp"
