@@ -229,9 +229,11 @@ std::optional<file_upstream> read_server(reader& r, std::string const& name, jso
                                   max_path = q;
                               }
                           }}});
+                 // Only a maximum given is checked: one left out grows with the first backoff.
+                 if (!max_path && b.max_backoff < b.first_backoff)
+                     b.max_backoff = b.first_backoff;
                  if (b.max_backoff < b.first_backoff)
-                     r.fail(max_path ? *max_path : member_path(p, "backoffSeconds"),
-                            "maxBackoffSeconds is less than backoffSeconds");
+                     r.fail(*max_path, "maxBackoffSeconds is less than backoffSeconds");
              }},
             {"required",
              [&](json::value const& x, std::string const& p) {

@@ -108,6 +108,10 @@ void merged_backend::set_members(std::vector<merged_member> members) {
 awaitable<void> merged_backend::async_load() {
     auto self = impl_;
     auto r = self->current();
+    // A lone member serves every URI asked of the endpoint: nothing to learn, and no upstream connection
+    // (a stdio child) to open before a client asks for one.
+    if (r->members.size() < 2)
+        co_return;
     auto state = std::make_shared<server::detail::request_state>();
     state->era = protocol::era::modern;
     state->version = protocol::latest_modern_version;
@@ -128,7 +132,7 @@ awaitable<void> merged_backend::async_load() {
                     break;
                 if (auto* items = got->result.if_contains(detail::items_key(kind));
                     items && items->is_array())
-                    self->learn(m->config.name, kind, items->get_array(), true);
+                    self->learn(*m, kind, items->get_array(), true);
                 auto next = string_at(got->result, "nextCursor");
                 if (!next)
                     break;

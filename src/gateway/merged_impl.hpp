@@ -17,6 +17,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -101,6 +102,15 @@ inline list_kind list_of(method_id m) {
     default:
         return list_kind::templates;
     }
+}
+
+// A member's error that says it cannot be reached now (gone, marked down by its breaker, out of call slots),
+// rather than an answer of its own.
+inline bool out_of_reach(protocol::error_object const& e) {
+    if (is_upstream_unavailable(e))
+        return true;
+    return e.code == static_cast<std::int32_t>(protocol::errc::internal_error) && e.data.is_object() &&
+           e.data.get_object().contains("upstream");
 }
 
 inline std::optional<std::string_view> string_at(json::object const& o, std::string_view key) {
@@ -236,7 +246,10 @@ public:
 
     // ---- routes of URIs
     // -------------------------------------------------------------------------------------
-    void learn(std::string const& member, list_kind k, json::array const& items, bool report_conflicts) {
+    // Only what `m`'s policy shows is learned: a member that hides a URI never takes its reads.
+    void learn(member_state const& m, list_kind k, json::array const& items, bool report_conflicts) {
+        auto const& member = m.config.name;
+        auto const& shown = m.config.exposure.resources;
         std::lock_guard lock(routes_mutex_);
         for (auto const& item : items) {
             auto const* o = item.if_object();
@@ -244,7 +257,7 @@ public:
                 continue;
             if (k == list_kind::resources) {
                 auto uri = string_at(*o, "uri");
-                if (!uri || uri_owner_.size() >= max_remembered_uris)
+                if (!uri || !admitted(shown, *uri) || uri_owner_.size() >= max_remembered_uris)
                     continue;
                 auto [it, fresh] = uri_owner_.try_emplace(std::string(*uri), member);
                 if (!fresh && it->second != member && report_conflicts)
@@ -252,7 +265,7 @@ public:
                                  it->second + " and " + member + "; " + it->second + " serves it");
             } else if (k == list_kind::templates) {
                 auto t = string_at(*o, "uriTemplate");
-                if (!t)
+                if (!t || !admitted(shown, *t))
                     continue;
                 auto known = std::find_if(templates_.begin(), templates_.end(),
                                           [&](auto const& e) { return e.first == *t; });
@@ -265,6 +278,30 @@ public:
                 }
             }
         }
+    }
+
+    // A page of resources or templates without those another member serves (listed first): each URI is
+    // listed once, by the member that serves it.
+    [[nodiscard]] json::array owned_only(std::string const& member, list_kind k, json::array items) const {
+        if (k != list_kind::resources && k != list_kind::templates)
+            return items;
+        std::string_view const key = k == list_kind::resources ? "uri" : "uriTemplate";
+        std::lock_guard lock(routes_mutex_);
+        auto const elsewhere = [&](json::value const& item) {
+            auto const* o = item.if_object();
+            auto const id = o ? string_at(*o, key) : std::nullopt;
+            if (!id)
+                return false;
+            if (k == list_kind::resources) {
+                auto const it = uri_owner_.find(*id);
+                return it != uri_owner_.end() && it->second != member;
+            }
+            auto const t = std::find_if(templates_.begin(), templates_.end(),
+                                        [&](auto const& e) { return e.first == *id; });
+            return t != templates_.end() && t->second != member;
+        };
+        items.erase(std::remove_if(items.begin(), items.end(), elsewhere), items.end());
+        return items;
     }
 
     void forget_routes(std::string const& member) {

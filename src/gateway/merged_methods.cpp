@@ -13,6 +13,7 @@ using detail::list_kind;
 using detail::name_kind;
 using merged::advertises_list;
 using merged::list_of;
+using merged::out_of_reach;
 using merged::string_at;
 using protocol::method_id;
 
@@ -116,15 +117,17 @@ merged_backend::impl::async_list(std::shared_ptr<impl> self, std::shared_ptr<ros
             page_params["cursor"] = inner;
         auto page = co_await async_forward(self, m, method, page_params, ctx);
         if (!page) {
-            // One upstream down leaves its part of the list out; the others' parts are still served.
-            if (r->members.size() > 1 && is_upstream_unavailable(page.error()))
+            // One upstream down (or marked down, or out of call slots) leaves its part of the list out; the
+            // others' parts are still served.
+            if (r->members.size() > 1 && out_of_reach(page.error()))
                 continue;
             co_return page;
         }
         json::array items;
         if (auto* found = page->result.if_contains(key); found && found->is_array())
             items = std::move(found->get_array());
-        self->learn(m->config.name, kind, items, false);
+        self->learn(*m, kind, items, false);
+        items = self->owned_only(m->config.name, kind, std::move(items));
         server::method_answer out;
         out.hints = page->hints;
         out.result[key] = detail::shown_items(r->names[i], kind, std::move(items));
@@ -172,11 +175,9 @@ awaitable<server::answer_result> merged_backend::impl::async_read(std::shared_pt
         co_return protocol::invalid_params("Invalid params: \"uri\" must be a string");
     auto not_found = protocol::resource_not_found(ctx.era(), *uri);
     auto const owner = self->owner_of(*uri);
-    if (auto i = owner ? r->index_of(*owner) : std::nullopt) {
-        if (!admitted(r->members[*i]->config.exposure.resources, *uri))
-            co_return not_found;
+    auto const i = owner ? r->index_of(*owner) : std::nullopt;
+    if (i && admitted(r->members[*i]->config.exposure.resources, *uri))
         co_return co_await async_forward(self, r->members[*i], method_id::resources_read, params, ctx);
-    }
     // Not listed (a resource read by a template, or one listed since): asked of each member in turn.
     for (auto const& m : r->members) {
         if (!m->config.backend->capabilities().resources || !admitted(m->config.exposure.resources, *uri))

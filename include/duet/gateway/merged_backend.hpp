@@ -83,7 +83,7 @@ public:
     /// members they began with; clients hear list_changed. Throws std::invalid_argument as create() does.
     void set_members(std::vector<merged_member> members);
     /// Lists every member's resources and templates once, so that reads route without asking around, and
-    /// reports a URI two members offer (the first one listed serves it).
+    /// reports a URI two members offer (the first one listed serves it). Nothing to do for a lone member.
     [[nodiscard]] boost::asio::awaitable<void> async_load();
 
     struct member_health {
