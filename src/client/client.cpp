@@ -60,20 +60,6 @@ method_id list_method(list_kind k) {
     return method_id::tools_list;
 }
 
-std::string_view list_member(list_kind k) {
-    switch (k) {
-    case list_kind::tools:
-        return "tools";
-    case list_kind::prompts:
-        return "prompts";
-    case list_kind::resources:
-        return "resources";
-    case list_kind::resource_templates:
-        return "resourceTemplates";
-    }
-    return "tools";
-}
-
 // Connects in modern mode once the era is known: discover when the server offers it, -32022 handled.
 awaitable<result<void>> async_settle_modern(std::shared_ptr<client::impl> c, protocol::version v,
                                             std::optional<client::impl::answer> probe) {
@@ -288,7 +274,7 @@ awaitable<result<json::object>> client::async_discover(request_options options) 
 awaitable<result<json::array>> client::async_list(list_kind kind, request_options options) {
     auto const list_id = list_method(kind);
     auto const method = std::string(protocol::info(list_id).name);
-    auto const member = list_member(kind);
+    auto const member = protocol::list_items_key(list_method(kind));
     json::array items;
     std::optional<std::string> cursor;
     std::set<std::string> seen_cursors;

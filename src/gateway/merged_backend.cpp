@@ -130,7 +130,7 @@ awaitable<void> merged_backend::async_load() {
                 auto got = co_await impl::async_forward(self, m, method, params, ctx);
                 if (!got)
                     break;
-                if (auto* items = got->result.if_contains(detail::items_key(kind));
+                if (auto* items = got->result.if_contains(protocol::list_items_key(method));
                     items && items->is_array())
                     self->learn(*m, kind, items->get_array(), true);
                 auto next = string_at(got->result, "nextCursor");

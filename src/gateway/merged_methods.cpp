@@ -95,7 +95,7 @@ awaitable<server::answer_result>
 merged_backend::impl::async_list(std::shared_ptr<impl> self, std::shared_ptr<roster const> r,
                                  method_id method, json::object const& params, server::request_context& ctx) {
     auto const kind = list_of(method);
-    auto const key = detail::items_key(kind);
+    auto const key = protocol::list_items_key(method);
     std::size_t first = 0;
     std::string inner;
     if (auto const* c = params.if_contains("cursor"); c && !c->is_null()) {

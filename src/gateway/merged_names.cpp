@@ -36,20 +36,6 @@ std::optional<routed_name> route_name(std::span<named_member const> members, nam
     return std::nullopt;
 }
 
-std::string_view items_key(list_kind k) noexcept {
-    switch (k) {
-    case list_kind::tools:
-        return "tools";
-    case list_kind::prompts:
-        return "prompts";
-    case list_kind::resources:
-        return "resources";
-    case list_kind::templates:
-        return "resourceTemplates";
-    }
-    return "tools";
-}
-
 json::array shown_items(named_member const& m, list_kind k, json::array items) {
     bool const named = k == list_kind::tools || k == list_kind::prompts;
     std::string_view const key = named ? "name" : k == list_kind::resources ? "uri" : "uriTemplate";

@@ -45,9 +45,6 @@ struct routed_name {
 
 enum class list_kind : unsigned char { tools, prompts, resources, templates };
 
-/// The result member holding a list's items ("tools", "prompts", "resources", "resourceTemplates").
-[[nodiscard]] std::string_view items_key(list_kind k) noexcept;
-
 /// A page of a member's list as clients see it: hidden items left out, tools' and prompts' names shown and
 /// descriptions overridden. An item without its name (or URI) is left out: it could not be routed.
 [[nodiscard]] boost::json::array shown_items(named_member const& m, list_kind k, boost::json::array items);

@@ -99,4 +99,19 @@ method_info const& info(method_id id) noexcept {
     return table[static_cast<std::size_t>(id)];
 }
 
+std::string_view list_items_key(method_id list) noexcept {
+    switch (list) {
+    case method_id::tools_list:
+        return "tools";
+    case method_id::prompts_list:
+        return "prompts";
+    case method_id::resources_list:
+        return "resources";
+    case method_id::resources_templates_list:
+        return "resourceTemplates";
+    default:
+        return {};
+    }
+}
+
 } // namespace duet::protocol

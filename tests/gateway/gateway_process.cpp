@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 namespace duet::test::gateway {
@@ -71,6 +72,27 @@ bool gateway_process::wait_for_log(std::string const& text, std::chrono::millise
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
+}
+
+std::size_t gateway_process::forwarded(std::string const& method, std::string const& name) const {
+    std::istringstream in(child_.stderr_text());
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("duet gateway: " + method + " ") &&
+            line.find(" upstream=" + name + "=") != std::string::npos)
+            ++n;
+    return n;
+}
+
+bool gateway_process::wait_forwarded(std::string const& method, std::string const& name,
+                                     std::size_t count) const {
+    auto const deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (forwarded(method, name) < count) {
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
 }
 
 std::string first_stdout_line(child_process& child) {

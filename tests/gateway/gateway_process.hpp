@@ -54,6 +54,11 @@ public:
     /// SIGTERM (the drain), then its exit status once it exited: -1 when it did not in time or died of a
     /// signal.
     int stop();
+    /// Its log lines saying it forwarded `method` to the upstream `name` (each forwarded request logs one as
+    /// it is answered: "duet gateway: METHOD ERA -> ERA upstream=NAME=TARGET status=...").
+    [[nodiscard]] std::size_t forwarded(std::string const& method, std::string const& name) const;
+    /// Waits until it logged `count` requests of `method` forwarded to `name`; false when not in time.
+    bool wait_forwarded(std::string const& method, std::string const& name, std::size_t count) const;
     /// Waits until its stderr contains `text`; false when it does not in time.
     bool wait_for_log(std::string const& text,
                       std::chrono::milliseconds limit =

@@ -85,22 +85,6 @@ json::object crashing_server(json::object more = {}) {
     return o;
 }
 
-// The gateway's log lines saying it forwarded `method` to the upstream `name`.
-std::size_t forwarded(gateway_process const& gw, std::string const& method, std::string const& name) {
-    std::istringstream in(gw.stderr_text());
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);)
-        if (line.starts_with("duet gateway: " + method + " ") &&
-            line.find(" upstream=" + name + "=") != std::string::npos)
-            ++n;
-    return n;
-}
-
-bool wait_forwarded(gateway_process const& gw, std::string const& method, std::string const& name,
-                    std::size_t count) {
-    return wait_until([&] { return forwarded(gw, method, name) >= count; }, wait_limit, milliseconds(20));
-}
-
 std::string error_message(json::value const& response) {
     auto const* o = response.if_object();
     auto const* e = o ? o->if_contains("error") : nullptr;
@@ -294,7 +278,7 @@ TEST(GatewayCircuitBreaker, AnUpstreamFailingTwiceIsMarkedDownAndReadyzSaysSoUnt
         expect_error(failed, -32603);
         EXPECT_NE(error_message(failed).find(" did not answer: "), std::string::npos) << failed;
     }
-    ASSERT_TRUE(wait_forwarded(gw, "tools/call", "crashy", 2)) << gw.stderr_text();
+    ASSERT_TRUE(gw.wait_forwarded("tools/call", "crashy", 2)) << gw.stderr_text();
 
     auto const down = only_message(c.post(modern_request(3, "tools/call", call_params("pid"))));
     expect_error(down, -32603);
@@ -330,8 +314,8 @@ TEST(GatewayCircuitBreaker, AnUpstreamFailingTwiceIsMarkedDownAndReadyzSaysSoUnt
     EXPECT_EQ(again.body, "ready\n");
 
     // The marked-down call was never forwarded: the two crashes and the probe are all the upstream saw.
-    ASSERT_TRUE(wait_forwarded(gw, "tools/call", "crashy", 3)) << gw.stderr_text();
-    EXPECT_EQ(forwarded(gw, "tools/call", "crashy"), 3u) << gw.stderr_text();
+    ASSERT_TRUE(gw.wait_forwarded("tools/call", "crashy", 3)) << gw.stderr_text();
+    EXPECT_EQ(gw.forwarded("tools/call", "crashy"), 3u) << gw.stderr_text();
 }
 
 TEST(GatewayCircuitBreaker, AnOptionalUpstreamMarkedDownLeavesReadyzReady) {
@@ -438,7 +422,7 @@ TEST(GatewayConcurrency, OneCallSlotRunsTwoCallsOneAfterTheOther) {
     auto const last = std::max(first.done, second.done);
     EXPECT_GE(std::chrono::duration_cast<milliseconds>(last - started).count(), 600)
         << "the two calls overlapped upstream";
-    ASSERT_TRUE(wait_forwarded(gw, "tools/call", "demo", 2)) << gw.stderr_text();
+    ASSERT_TRUE(gw.wait_forwarded("tools/call", "demo", 2)) << gw.stderr_text();
 }
 
 // --upstream-timeout 0.3 bounds the wait for a slot as well: a call held by one that runs for a second

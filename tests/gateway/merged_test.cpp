@@ -94,25 +94,6 @@ json::object node_stdio(std::string const& script) {
 
 // ---- reading the gateway's log ------------------------------------------------------------------
 
-// The gateway's log lines saying it forwarded `method` to the upstream `name` (each request it forwards
-// logs one line as it is answered: "duet gateway: METHOD ERA -> ERA upstream=NAME=TARGET status=...").
-std::size_t forwarded(gateway_process const& gw, std::string const& method, std::string const& name) {
-    std::istringstream in(gw.stderr_text());
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);)
-        if (line.starts_with("duet gateway: " + method + " ") &&
-            line.find(" upstream=" + name + "=") != std::string::npos)
-            ++n;
-    return n;
-}
-
-// Waits until the gateway logged `count` requests of `method` forwarded to `name`; false when not in time.
-bool wait_forwarded(gateway_process const& gw, std::string const& method, std::string const& name,
-                    std::size_t count) {
-    return wait_until([&] { return forwarded(gw, method, name) >= count; }, wait_limit,
-                      std::chrono::milliseconds(20));
-}
-
 // ---- requests -----------------------------------------------------------------------------------
 
 // A request of the era: modern (its `_meta`) or legacy (inside the session `c` opened).
@@ -277,16 +258,16 @@ TEST(MergedEndpoint, APrefixedCallReachesItsUpstreamInBothEras) {
             else
                 expect_legacy_result(r);
             EXPECT_EQ(call_text(r), text) << r;
-            EXPECT_TRUE(wait_forwarded(gw, "tools/call", name, ++expected[name])) << name << "\n"
-                                                                                  << gw.stderr_text();
+            EXPECT_TRUE(gw.wait_forwarded("tools/call", name, ++expected[name])) << name << "\n"
+                                                                                 << gw.stderr_text();
         }
         // The typed tool's structured result comes back whole.
         auto const sum = call(c, modern, id++, "web__add", {{"a", 2}, {"b", 3}});
         EXPECT_EQ(result_of(sum).at("structuredContent").at("result"), 5) << sum;
-        EXPECT_TRUE(wait_forwarded(gw, "tools/call", "web", ++expected["web"])) << gw.stderr_text();
+        EXPECT_TRUE(gw.wait_forwarded("tools/call", "web", ++expected["web"])) << gw.stderr_text();
         // Each call went to its upstream and to no other.
         for (auto const& [name, count] : expected)
-            EXPECT_EQ(forwarded(gw, "tools/call", name), count) << name << "\n" << gw.stderr_text();
+            EXPECT_EQ(gw.forwarded("tools/call", name), count) << name << "\n" << gw.stderr_text();
         c.expect_schema_valid();
     }
 }
@@ -307,7 +288,7 @@ TEST(MergedEndpoint, ACustomNameSeparatorJoinsTheNames) {
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), want);
     auto const r = call(c, true, id++, "b.echo", {{"text", "dotted"}});
     EXPECT_EQ(call_text(r), "dotted") << r;
-    EXPECT_TRUE(wait_forwarded(gw, "tools/call", "b", 1)) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_forwarded("tools/call", "b", 1)) << gw.stderr_text();
     expect_unknown_tool(call(c, true, id++, "b__echo", {{"text", "x"}}), "b__echo");
 }
 
@@ -332,10 +313,10 @@ TEST(MergedEndpoint, AResourceTwoUpstreamsOfferIsSaidAndServedByTheFirst) {
         auto const& first = contents->get_array().front().as_object();
         EXPECT_EQ(first.at("uri"), "duet://demo/readme") << r;
         EXPECT_TRUE(first.at("text").as_string().starts_with("# Duet demo")) << r;
-        EXPECT_TRUE(wait_forwarded(gw, "resources/read", "a", ++reads)) << gw.stderr_text();
+        EXPECT_TRUE(gw.wait_forwarded("resources/read", "a", ++reads)) << gw.stderr_text();
         c.expect_schema_valid();
     }
-    EXPECT_EQ(forwarded(gw, "resources/read", "b"), 0u) << gw.stderr_text();
+    EXPECT_EQ(gw.forwarded("resources/read", "b"), 0u) << gw.stderr_text();
     // Listed once, by the upstream that serves it; so is the template both offer.
     for (bool const modern : {true, false}) {
         mcp_http c(gw.ep());
@@ -386,10 +367,10 @@ TEST(MergedEndpoint, AHiddenToolIsUnknownAndNeverForwarded) {
                   3);
         ++forwarded_to_a;
         ++forwarded_to_b;
-        ASSERT_TRUE(wait_forwarded(gw, "tools/call", "b", forwarded_to_b)) << gw.stderr_text();
-        ASSERT_TRUE(wait_forwarded(gw, "tools/call", "a", forwarded_to_a)) << gw.stderr_text();
-        EXPECT_EQ(forwarded(gw, "tools/call", "b"), forwarded_to_b) << gw.stderr_text();
-        EXPECT_EQ(forwarded(gw, "tools/call", "a"), forwarded_to_a) << gw.stderr_text();
+        ASSERT_TRUE(gw.wait_forwarded("tools/call", "b", forwarded_to_b)) << gw.stderr_text();
+        ASSERT_TRUE(gw.wait_forwarded("tools/call", "a", forwarded_to_a)) << gw.stderr_text();
+        EXPECT_EQ(gw.forwarded("tools/call", "b"), forwarded_to_b) << gw.stderr_text();
+        EXPECT_EQ(gw.forwarded("tools/call", "a"), forwarded_to_a) << gw.stderr_text();
         c.expect_schema_valid();
     }
 }
@@ -464,9 +445,9 @@ TEST(MergedEndpoint, PromptFiltersHideRenameAndDescribePrompts) {
         c.expect_schema_valid();
     }
     // Only the one prompt shown was got upstream, once per era.
-    EXPECT_TRUE(wait_forwarded(gw, "prompts/get", "a", 2)) << gw.stderr_text();
-    EXPECT_EQ(forwarded(gw, "prompts/get", "a"), 2u) << gw.stderr_text();
-    EXPECT_EQ(forwarded(gw, "prompts/get", "b"), 0u) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_forwarded("prompts/get", "a", 2)) << gw.stderr_text();
+    EXPECT_EQ(gw.forwarded("prompts/get", "a"), 2u) << gw.stderr_text();
+    EXPECT_EQ(gw.forwarded("prompts/get", "b"), 0u) << gw.stderr_text();
 }
 
 // Both upstreams hide the readme (b every duet:// URI): it is listed by neither, and reading it is
@@ -518,7 +499,7 @@ TEST(MergedEndpoint, AUriTheFirstUpstreamHidesIsReadFromTheOneThatListsIt) {
         only_message(c.post(modern_request(id++, "resources/read", {{"uri", "duet://demo/readme"}})));
     auto const result = result_of(r);
     ASSERT_TRUE(result.contains("contents")) << r;
-    EXPECT_TRUE(wait_forwarded(gw, "resources/read", "b", 1)) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_forwarded("resources/read", "b", 1)) << gw.stderr_text();
 }
 
 // ---- announcements, capabilities, instructions --------------------------------------------------
@@ -663,8 +644,8 @@ TEST(MergedEndpoint, EverythingAndFilesystemMergedAreReachedByTheDuetCli) {
     EXPECT_EQ(outside.code, 1) << outside.out << outside.err;
     EXPECT_NE((outside.out + outside.err).find("Access denied"), std::string::npos) << outside.err;
 
-    EXPECT_TRUE(wait_forwarded(gw, "tools/call", "everything", 1)) << gw.stderr_text();
-    EXPECT_TRUE(wait_forwarded(gw, "tools/call", "filesystem", 2)) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_forwarded("tools/call", "everything", 1)) << gw.stderr_text();
+    EXPECT_TRUE(gw.wait_forwarded("tools/call", "filesystem", 2)) << gw.stderr_text();
 }
 
 } // namespace gateway_merged_tests

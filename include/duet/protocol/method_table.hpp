@@ -95,4 +95,8 @@ struct method_info {
 
 [[nodiscard]] method_info const& info(method_id id) noexcept;
 
+/// The member of a list method's result that holds its items ("tools", "prompts", "resources",
+/// "resourceTemplates"); empty for a method that is not a list.
+[[nodiscard]] std::string_view list_items_key(method_id list) noexcept;
+
 } // namespace duet::protocol

@@ -216,3 +216,17 @@ TEST(MethodTable, NotificationsAreExactlyTheNotificationsPrefix) {
 }
 
 } // namespace
+
+namespace method_table_lists {
+
+TEST(MethodTable, EachListNamesTheResultMemberHoldingItsItems) {
+    using duet::protocol::list_items_key;
+    using duet::protocol::method_id;
+    EXPECT_EQ(list_items_key(method_id::tools_list), "tools");
+    EXPECT_EQ(list_items_key(method_id::prompts_list), "prompts");
+    EXPECT_EQ(list_items_key(method_id::resources_list), "resources");
+    EXPECT_EQ(list_items_key(method_id::resources_templates_list), "resourceTemplates");
+    EXPECT_EQ(list_items_key(method_id::tools_call), "") << "not a list";
+}
+
+} // namespace method_table_lists
