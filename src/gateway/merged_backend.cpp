@@ -181,27 +181,32 @@ protocol::server_capabilities merged_backend::capabilities() const {
     return all;
 }
 
+// Not a coroutine: the awaitable of the method's own coroutine is returned as it is, so a forwarded call
+// costs no frame of the merged layer's beyond the forwarding one (bench/findings.md, "The merged endpoint's
+// per-call cost").
 awaitable<server::answer_result> merged_backend::async_answer(method_id method, json::object const& params,
                                                               server::request_context& ctx) {
-    auto self = impl_;
-    auto r = self->current();
+    auto r = impl_->current();
     if (r->passthrough)
-        co_return co_await impl::async_forward(self, r->members.front(), method, params, ctx);
+        return impl::async_forward(impl_, r->members.front(), method, params, ctx);
     switch (method) {
     case method_id::tools_list:
     case method_id::prompts_list:
     case method_id::resources_list:
     case method_id::resources_templates_list:
-        co_return co_await impl::async_list(self, r, method, params, ctx);
+        return impl::async_list(impl_, std::move(r), method, params, ctx);
     case method_id::tools_call:
     case method_id::prompts_get:
-        co_return co_await impl::async_named(self, r, method, params, ctx);
+        return impl::async_named(impl_, std::move(r), method, params, ctx);
     case method_id::resources_read:
-        co_return co_await impl::async_read(self, r, params, ctx);
+        return impl::async_read(impl_, std::move(r), params, ctx);
     case method_id::completion_complete:
-        co_return co_await impl::async_complete(self, r, params, ctx);
-    default:
-        co_return protocol::method_not_found(protocol::info(method).name, "not served here");
+        return impl::async_complete(impl_, std::move(r), params, ctx);
+    default: {
+        server::answer_result refused =
+            protocol::method_not_found(protocol::info(method).name, "not served here");
+        return impl::async_ready(std::move(refused));
+    }
     }
 }
 

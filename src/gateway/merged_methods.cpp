@@ -27,10 +27,8 @@ struct forward_guard {
     bool settled = false;
 
     ~forward_guard() {
-        if (!settled) {
-            std::lock_guard lock(m.breaker->mutex);
-            m.breaker->breaker.succeeded();
-        }
+        if (!settled)
+            m.breaker->succeeded();
         if (holds_slot)
             m.slots->release();
     }
@@ -69,25 +67,20 @@ merged_backend::impl::async_forward(std::shared_ptr<impl> self, std::shared_ptr<
                 json::object{{"upstream", m.config.name}});
         }
     }
-    {
+    if (!m.breaker->allow(self->options_.clock)) {
+        guard.settled = true;
         auto const now = self->options_.clock();
         std::lock_guard lock(m.breaker->mutex);
-        if (!m.breaker->breaker.allow(now)) {
-            guard.settled = true;
-            co_return marked_down(m, now);
-        }
+        co_return marked_down(m, now);
     }
     auto session = session_piece(ctx, m);
-    auto backend = m.config.backend;
-    auto outcome = co_await backend->async_forward(method, params, ctx, session);
-    {
-        std::lock_guard lock(m.breaker->mutex);
-        if (!outcome && is_upstream_unavailable(outcome.error()))
-            m.breaker->breaker.failed(self->options_.clock());
-        else
-            m.breaker->breaker.succeeded();
-        guard.settled = true;
-    }
+    // `member` keeps the backend alive for the call.
+    auto outcome = co_await m.config.backend->async_forward(method, params, ctx, session);
+    if (!outcome && is_upstream_unavailable(outcome.error()))
+        m.breaker->failed(self->options_.clock());
+    else
+        m.breaker->succeeded();
+    guard.settled = true;
     co_return outcome;
 }
 
