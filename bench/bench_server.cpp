@@ -14,6 +14,7 @@
 #include <duet/server/server.hpp>
 #include <duet/transport/http_server.hpp>
 #include <duet/transport/stdio.hpp>
+#include <duet/version.hpp>
 
 #include "common/store_flags.hpp"
 
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
             return usage();
     }
 
-    server_options options{.info = {.name = "duet-bench", .version = "0.1.0"}};
+    server_options options{.info = {.name = "duet-bench", .version = std::string(duet::version)}};
     if (auto why = duet::apps::apply_store_flags(store, store_thread, options, http)) {
         std::fprintf(stderr, "bench_server: %s\n", why->text.c_str());
         return why->exit_code;

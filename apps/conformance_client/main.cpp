@@ -12,6 +12,7 @@
 #include <duet/auth/user_steps.hpp>
 #include <duet/client/client.hpp>
 #include <duet/client/elicitation_form.hpp>
+#include <duet/version.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -308,7 +309,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     client::client_options options;
-    options.client_info = json::object{{"name", "duet-conformance-client"}, {"version", "0.1.0"}};
+    options.client_info = json::object{{"name", "duet-conformance-client"}, {"version", duet::version}};
     options.verdicts = nullptr;
     options.request_timeout = std::chrono::seconds(20);
     options.inputs.elicitation = accept_with_defaults;

@@ -6,6 +6,7 @@
 //                           [--auth-issuer URL --auth-audience URL --auth-jwks URL ...]
 //                           [--store redis://HOST:PORT --store-prefix P --state-key-file FILE]  (scaled out)
 #include <duet/transport/http_server.hpp>
+#include <duet/version.hpp>
 
 #include "common/auth_flags.hpp"
 #include "common/state_key_flags.hpp"
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
         return why->exit_code;
     }
     options.info = {.name = "duet-conformance-server",
-                    .version = "0.1.0",
+                    .version = std::string(duet::version),
                     .title = "Duet conformance fixture",
                     .description = "The tools, resources and prompts the MCP conformance suite calls",
                     .website_url = {},

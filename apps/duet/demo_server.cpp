@@ -1,6 +1,7 @@
 #include "demo_server.hpp"
 
 #include <duet/server/content.hpp>
+#include <duet/version.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -62,7 +63,7 @@ std::string accepted_name(json::value const& answer) {
 std::unique_ptr<server::server> make_demo_server(protocol::era_support eras, server_options const& shared) {
     server_options options;
     options.info = {.name = "duet-demo",
-                    .version = "0.1.0",
+                    .version = std::string(duet::version),
                     .title = "Duet demo server",
                     .description = "One of each MCP feature, served to legacy and modern clients alike",
                     .website_url = {},

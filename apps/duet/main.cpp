@@ -3,6 +3,7 @@
 //   duet serve [--host H] [--port P] [--legacy-only | --modern-only]   the demo server on Streamable HTTP;
 //                                                        the first stdout line is its URL
 //   duet serve --stdio [...]                             the demo server on stdin/stdout
+//   duet --version                                       Duet's own version (duet/version.hpp)
 //   duet versions                                        the protocol versions this build speaks
 //   duet discover | tools | prompts | resources | call | read | prompt | listen  [URL] ... [-- COMMAND
 //   ARGS...]
@@ -11,6 +12,7 @@
 #include <duet/protocol/version.hpp>
 #include <duet/transport/http_server.hpp>
 #include <duet/transport/stdio.hpp>
+#include <duet/version.hpp>
 
 #include "client_cli.hpp"
 #include "cmd_auth.hpp"
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
     }
 
     CLI::App app{"duet: a dual-era Model Context Protocol toolkit"};
+    app.set_version_flag("--version", "duet " + std::string(duet::version));
     app.require_subcommand(1);
     auto run_client = duet::apps::add_client_commands(app, server_command);
     auto run_gateway = duet::apps::add_gateway_command(app);

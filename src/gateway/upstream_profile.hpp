@@ -8,6 +8,7 @@
 #include <duet/client/client.hpp>
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/protocol/capabilities.hpp>
+#include <duet/version.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -49,7 +50,7 @@ struct upstream_profile {
     /// and no verdicts, and leaves deprecation warnings to the downstream client.
     [[nodiscard]] client::client_options client_options() const {
         client::client_options o;
-        o.client_info = boost::json::object{{"name", "duet-gateway"}, {"version", "0.1.0"}};
+        o.client_info = boost::json::object{{"name", "duet-gateway"}, {"version", duet::version}};
         o.request_timeout = options.request_timeout;
         o.request_time_limit = options.request_time_limit;
         o.max_message_bytes = options.max_message_bytes;

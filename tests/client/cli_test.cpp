@@ -1,6 +1,8 @@
 // The `duet` client commands as scripts use them: output on stdout (text, or JSON with --json), progress and
 // diagnostics on stderr, and the documented exit codes (apps/duet/client_cli.hpp): 0 ok, 1 tool error,
 // 2 usage, 3 unreachable, 4 JSON-RPC error.
+#include <duet/version.hpp>
+
 #include "client/sync_client.hpp"
 #include "http/servers.hpp"
 #include "support/files.hpp"
@@ -45,6 +47,12 @@ std::string stdio_server_args() {
     return s;
 }
 std::string const stdio_server = stdio_server_args();
+
+TEST(DuetCli, VersionIsDuetsOneVersion) {
+    auto const o = duet("--version");
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_EQ(o.out, "duet " + std::string(duet::version) + "\n");
+}
 
 TEST(DuetCli, CallPrintsTheToolTextAndExitsZero) {
     auto const o = duet("call echo text=hello" + stdio_server);

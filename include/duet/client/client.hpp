@@ -31,6 +31,7 @@
 #include <duet/client/target.hpp>
 #include <duet/protocol/server_changes.hpp>
 #include <duet/protocol/version.hpp>
+#include <duet/version.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
@@ -126,7 +127,7 @@ struct client_options {
     /// Pin a version: a handshake version for legacy (a modern one is a usage error there), a modern one for
     /// modern; under auto a modern pin is never downgraded into the legacy fallback.
     std::optional<protocol::version> version;
-    boost::json::object client_info{{"name", "duet"}, {"version", "0.1.0"}};
+    boost::json::object client_info{{"name", "duet"}, {"version", duet::version}};
     input_handlers inputs;
     /// A request fails with errc::timeout when nothing comes for it within this long. Its progress
     /// notifications start the wait again (MCP allows it: the server shows it is working), and the time a

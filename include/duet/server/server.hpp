@@ -30,6 +30,7 @@
 #include <duet/server/definitions.hpp>
 #include <duet/server/input_state.hpp>
 #include <duet/store/event_bus.hpp>
+#include <duet/version.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -55,7 +56,7 @@ namespace duet::server {
 
 struct implementation_info {
     std::string name = "duet";
-    std::string version = "0.1.0";
+    std::string version = std::string(duet::version);
     std::string title;
     std::string description;
     std::string website_url;
