@@ -2,21 +2,7 @@
 
 #include "merged_impl.hpp"
 
-#include <boost/asio/use_awaitable.hpp>
-
-#include <cmath>
-
 namespace duet::gateway {
-
-namespace asio = boost::asio;
-namespace json = boost::json;
-using asio::awaitable;
-using detail::list_kind;
-using detail::name_kind;
-using merged::advertises_list;
-using merged::list_of;
-using merged::string_at;
-using protocol::method_id;
 
 // ---- merged_backend
 // -----------------------------------------------------------------------------------------

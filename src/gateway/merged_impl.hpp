@@ -153,12 +153,15 @@ using merged::member_state;
 using merged::merged_session;
 using merged::roster;
 
-// The private names the impl below is written with.
+// The private names the impl below, merged_backend.cpp and merged_methods.cpp are written with.
 namespace merged_names {
 using boost::asio::awaitable;
 using detail::list_kind;
 using detail::name_kind;
+using merged::advertises_list;
+using merged::list_of;
 using merged::max_remembered_uris;
+using merged::out_of_reach;
 using merged::string_at;
 using protocol::method_id;
 namespace json = boost::json;
