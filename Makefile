@@ -4,7 +4,7 @@ BUILD ?= build
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 600
 
-.PHONY: run test build bootstrap fuzz bench soak format format-check clean
+.PHONY: run test build bootstrap fuzz bench soak docs format format-check clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -40,6 +40,16 @@ bench: bootstrap
 # when memory grows past its bound after warm-up or descriptors and children do not come back (bench/soak.mjs).
 soak: bootstrap
 	@scripts/build release && SOAK_SECONDS=$(SOAK_SECONDS) node bench/soak.mjs
+
+# The API reference: doxygen over the public headers (docs/Doxyfile), the version from include/duet/version.hpp,
+# into $(BUILD)/docs/html. Any warning fails it, as the "docs (doxygen)" stage of `make test` does.
+docs: bootstrap
+	@version=$$(sed -n 's/^#define DUET_VERSION "\(.*\)"$$/\1/p' include/duet/version.hpp); \
+	    rm -rf $(BUILD)/docs/html && mkdir -p $(BUILD)/docs && \
+	    ( cat docs/Doxyfile; echo "PROJECT_NUMBER = $$version"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs" ) | \
+	        doxygen - || { echo "docs: doxygen warned (above); the reference must build without warnings" >&2; \
+	        exit 1; }; \
+	    echo "docs: $(BUILD)/docs/html/index.html"
 
 format:
 	@scripts/cxx-files | xargs clang-format -i

@@ -1,22 +1,22 @@
-// File: duet/auth/access_token.hpp
-//
-// The resource server's side of OAuth 2.1: whether a bearer token is a JWT access token (RFC 9068) that an
-// authorization server signed for this resource, checked against the server's published keys (a JWK Set,
-// RFC 7517). Pure: no I/O, no clock of its own, so a caller that fetches and caches the key set (RFC 8414
-// `jwks_uri`) decides when to refetch; a token naming a key the set lacks says so (`unknown_key`), which is
-// how a key rotation shows up.
-//
-//     auto keys = parse_jwk_set(jwks_json_text);         // keys it could not read are listed, not fatal
-//     auto token = verify_access_token(bearer, *keys,
-//                                      {.issuer = "https://as.example", .audience =
-//                                      "https://mcp.example/mcp"}, std::chrono::system_clock::now());
-//     if (!token && token.error().unknown_key) { /* refetch the JWKS (rate-limited), verify once more */ }
-//
-// Accepted: JWS compact serialization (RFC 7515 §7.1) signed with RS256/384/512, PS256/384/512 (RSA of at
-// least 2048 bits, RFC 7518 §3.3), ES256 (P-256), ES384 (P-384) or EdDSA (Ed25519, RFC 8037), whichever of
-// those `token_rules::algorithms` lists. Never `none`, never an HMAC (HS*): a public key is no shared secret,
-// and a verifier that let a token pick HMAC would take the public key as the secret (algorithm confusion,
-// RFC 8725 §2.1, §3.1).
+/// @file duet/auth/access_token.hpp
+///
+/// The resource server's side of OAuth 2.1: whether a bearer token is a JWT access token (RFC 9068) that an
+/// authorization server signed for this resource, checked against the server's published keys (a JWK Set,
+/// RFC 7517). Pure: no I/O, no clock of its own, so a caller that fetches and caches the key set (RFC 8414
+/// `jwks_uri`) decides when to refetch; a token naming a key the set lacks says so (`unknown_key`), which is
+/// how a key rotation shows up.
+///
+///     auto keys = parse_jwk_set(jwks_json_text);         // keys it could not read are listed, not fatal
+///     auto token = verify_access_token(bearer, *keys,
+///                                      {.issuer = "https://as.example", .audience =
+///                                      "https://mcp.example/mcp"}, std::chrono::system_clock::now());
+///     if (!token && token.error().unknown_key) { /* refetch the JWKS (rate-limited), verify once more */ }
+///
+/// Accepted: JWS compact serialization (RFC 7515 §7.1) signed with RS256/384/512, PS256/384/512 (RSA of at
+/// least 2048 bits, RFC 7518 §3.3), ES256 (P-256), ES384 (P-384) or EdDSA (Ed25519, RFC 8037), whichever of
+/// those `token_rules::algorithms` lists. Never `none`, never an HMAC (HS*): a public key is no shared
+/// secret, and a verifier that let a token pick HMAC would take the public key as the secret (algorithm
+/// confusion, RFC 8725 §2.1, §3.1).
 #pragma once
 
 #include <duet/protocol/caller.hpp>

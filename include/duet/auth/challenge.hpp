@@ -1,11 +1,11 @@
-// File: duet/auth/challenge.hpp
-//
-// The challenges of a `WWW-Authenticate` field (RFC 9110 §11.6.1, RFC 6750 §3): a scheme, then either one
-// token68 or a list of name=value parameters whose values may be quoted strings. Several fields, or several
-// challenges in one field, are one comma-separated list; schemes and parameter names are case-insensitive.
-//
-//     auto c = parse_challenges({R"(Bearer error="insufficient_scope", scope="a b")"});
-//     c->front().scheme == "Bearer"; *c->front().param("SCOPE") == "a b"
+/// @file duet/auth/challenge.hpp
+///
+/// The challenges of a `WWW-Authenticate` field (RFC 9110 §11.6.1, RFC 6750 §3): a scheme, then either one
+/// token68 or a list of name=value parameters whose values may be quoted strings. Several fields, or several
+/// challenges in one field, are one comma-separated list; schemes and parameter names are case-insensitive.
+///
+///     auto c = parse_challenges({R"(Bearer error="insufficient_scope", scope="a b")"});
+///     c->front().scheme == "Bearer"; *c->front().param("SCOPE") == "a b"
 #pragma once
 
 #include <optional>

@@ -1,10 +1,10 @@
-// File: duet/auth/credentials.hpp
-//
-// What an OAuth client keeps between requests and between runs: the tokens it holds for a protected server
-// (keyed by the server's canonical URI, with the issuer that granted them), and the client registration it
-// made with an authorization server (keyed by issuer: a client id is only valid where it was issued, so a
-// new authorization server means a new registration). A store is where they live: in memory for a process,
-// in files for the CLI (file_store.hpp).
+/// @file duet/auth/credentials.hpp
+///
+/// What an OAuth client keeps between requests and between runs: the tokens it holds for a protected server
+/// (keyed by the server's canonical URI, with the issuer that granted them), and the client registration it
+/// made with an authorization server (keyed by issuer: a client id is only valid where it was issued, so a
+/// new authorization server means a new registration). A store is where they live: in memory for a process,
+/// in files for the CLI (file_store.hpp).
 #pragma once
 
 #include <duet/client/error.hpp>

@@ -1,16 +1,16 @@
-// File: duet/auth/discovery.hpp
-//
-// Where a client looks for the documents that describe a protected MCP server and its authorization server,
-// in the order the MCP authorization spec gives (2025-11-25 and 2026-07-28, "Discovery"), and how their
-// identifiers are compared. Pure functions over URLs: the fetching is the flow's (oauth.hpp).
-//
-//     resource_metadata_urls(*parse_http_url("https://mcp.example/api/mcp"), std::nullopt)
-//       == {"https://mcp.example/.well-known/oauth-protected-resource/api/mcp",
-//           "https://mcp.example/.well-known/oauth-protected-resource"}
-//     authorization_server_metadata_urls("https://auth.example/tenant")
-//       == {"https://auth.example/.well-known/oauth-authorization-server/tenant",
-//           "https://auth.example/.well-known/openid-configuration/tenant",
-//           "https://auth.example/tenant/.well-known/openid-configuration"}
+/// @file duet/auth/discovery.hpp
+///
+/// Where a client looks for the documents that describe a protected MCP server and its authorization server,
+/// in the order the MCP authorization spec gives (2025-11-25 and 2026-07-28, "Discovery"), and how their
+/// identifiers are compared. Pure functions over URLs: the fetching is the flow's (oauth.hpp).
+///
+///     resource_metadata_urls(*parse_http_url("https://mcp.example/api/mcp"), std::nullopt)
+///       == {"https://mcp.example/.well-known/oauth-protected-resource/api/mcp",
+///           "https://mcp.example/.well-known/oauth-protected-resource"}
+///     authorization_server_metadata_urls("https://auth.example/tenant")
+///       == {"https://auth.example/.well-known/oauth-authorization-server/tenant",
+///           "https://auth.example/.well-known/openid-configuration/tenant",
+///           "https://auth.example/tenant/.well-known/openid-configuration"}
 #pragma once
 
 #include <duet/client/error.hpp>

@@ -1,12 +1,12 @@
-// File: duet/auth/file_store.hpp
-//
-// Tokens and registrations kept in a file, for a command-line client that runs again later: one JSON document
-// (`credentials.json`) in a directory only its owner may read (0700, the file 0600), written whole to a
-// temporary file and renamed over the old one, so a crash never leaves half a file. A file that is not
-// JSON of this shape, belongs to another user or can be read by others is an error in words, and is never
-// overwritten: the user decides what happens to it.
-//
-//     auto store = auth::file_store::open(auth::default_credentials_dir().value()).value();
+/// @file duet/auth/file_store.hpp
+///
+/// Tokens and registrations kept in a file, for a command-line client that runs again later: one JSON
+/// document (`credentials.json`) in a directory only its owner may read (0700, the file 0600), written whole
+/// to a temporary file and renamed over the old one, so a crash never leaves half a file. A file that is not
+/// JSON of this shape, belongs to another user or can be read by others is an error in words, and is never
+/// overwritten: the user decides what happens to it.
+///
+///     auto store = auth::file_store::open(auth::default_credentials_dir().value()).value();
 #pragma once
 
 #include <duet/auth/credentials.hpp>

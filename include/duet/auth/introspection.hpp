@@ -1,27 +1,27 @@
-// File: duet/auth/introspection.hpp
-//
-// The resource server's other way to check a bearer token: ask the authorization server (OAuth 2.0 Token
-// Introspection, RFC 7662). For opaque tokens, which carry nothing a resource server could verify itself.
-// Each new token is POSTed to the introspection endpoint (`token=...&token_type_hint=access_token`, the
-// resource server authenticated with HTTP Basic, RFC 6749 §2.3.1); an active answer is kept until the token
-// expires or `max_cache` passes, whichever is first, so a client's next requests cost no round trip.
-//
-//     auto introspect = auth::introspection_verifier::make(ex, "https://as.example/introspect",
-//                                                           {.client_id = "mcp", .client_secret =
-//                                                           s}).value();
-//     auto token = co_await introspect->async_verify(std::move(bearer), rules);
-//     if (!token) token.error().server_unavailable ? answer_503() : challenge(token.error().description);
-//
-// Accepted: an answer of HTTP 200 with a JSON object whose `active` is true, whose `iss` (when present) is
-// `rules.issuer` byte for byte, whose `aud` is or contains `rules.audience`, and whose `exp` (when present)
-// has not passed (within `rules.leeway`). `rules.algorithms` and `require_at_jwt_typ` do not apply. A server
-// that fails (unreachable, too slow, not 200, not a JSON object) gives a rejection with `server_unavailable`
-// set.
-//
-// Cached: active answers only, keyed by the SHA-256 of the token (the token itself is never kept), at most
-// `max_entries` of them (the oldest dropped first); every use of a cached answer checks it against that
-// call's rules and clock again. Concurrent verifications of one token share one request. Use from one thread
-// (or one strand). Errors are values; nothing throws.
+/// @file duet/auth/introspection.hpp
+///
+/// The resource server's other way to check a bearer token: ask the authorization server (OAuth 2.0 Token
+/// Introspection, RFC 7662). For opaque tokens, which carry nothing a resource server could verify itself.
+/// Each new token is POSTed to the introspection endpoint (`token=...&token_type_hint=access_token`, the
+/// resource server authenticated with HTTP Basic, RFC 6749 §2.3.1); an active answer is kept until the token
+/// expires or `max_cache` passes, whichever is first, so a client's next requests cost no round trip.
+///
+///     auto introspect = auth::introspection_verifier::make(ex, "https://as.example/introspect",
+///                                                           {.client_id = "mcp", .client_secret =
+///                                                           s}).value();
+///     auto token = co_await introspect->async_verify(std::move(bearer), rules);
+///     if (!token) token.error().server_unavailable ? answer_503() : challenge(token.error().description);
+///
+/// Accepted: an answer of HTTP 200 with a JSON object whose `active` is true, whose `iss` (when present) is
+/// `rules.issuer` byte for byte, whose `aud` is or contains `rules.audience`, and whose `exp` (when present)
+/// has not passed (within `rules.leeway`). `rules.algorithms` and `require_at_jwt_typ` do not apply. A server
+/// that fails (unreachable, too slow, not 200, not a JSON object) gives a rejection with `server_unavailable`
+/// set.
+///
+/// Cached: active answers only, keyed by the SHA-256 of the token (the token itself is never kept), at most
+/// `max_entries` of them (the oldest dropped first); every use of a cached answer checks it against that
+/// call's rules and clock again. Concurrent verifications of one token share one request. Use from one thread
+/// (or one strand). Errors are values; nothing throws.
 #pragma once
 
 #include <duet/auth/access_token.hpp>

@@ -1,17 +1,17 @@
-// File: duet/auth/key_source.hpp
-//
-// The resource server's copy of an authorization server's published keys (its JWK Set at `jwks_uri`, RFC 8414
-// §2, RFC 7517 §5): fetched when first needed, kept as long as the answer's Cache-Control allows (within
-// bounds), and refetched when a token names a key the copy lacks (a key rotation), no more often than a rate
-// limit allows. Verifying a token is `verify_access_token` (access_token.hpp) against that copy.
-//
-//     auto keys = auth::jwks_key_source::make(ex, "https://as.example/jwks.json", {}).value();
-//     auto token = co_await keys->async_verify(std::move(bearer), rules);
-//     if (!token) challenge(token.error().description);
-//
-// One fetch at a time: callers that need the keys while a fetch is under way wait for it and share its
-// answer. A fetch that fails while a set is held keeps serving that set (stale) and is retried no sooner than
-// `refetch_interval` later. Use from one thread (or one strand). Errors are values; nothing throws.
+/// @file duet/auth/key_source.hpp
+///
+/// The resource server's copy of an authorization server's published keys (its JWK Set at `jwks_uri`, RFC
+/// 8414 §2, RFC 7517 §5): fetched when first needed, kept as long as the answer's Cache-Control allows
+/// (within bounds), and refetched when a token names a key the copy lacks (a key rotation), no more often
+/// than a rate limit allows. Verifying a token is `verify_access_token` (access_token.hpp) against that copy.
+///
+///     auto keys = auth::jwks_key_source::make(ex, "https://as.example/jwks.json", {}).value();
+///     auto token = co_await keys->async_verify(std::move(bearer), rules);
+///     if (!token) challenge(token.error().description);
+///
+/// One fetch at a time: callers that need the keys while a fetch is under way wait for it and share its
+/// answer. A fetch that fails while a set is held keeps serving that set (stale) and is retried no sooner
+/// than `refetch_interval` later. Use from one thread (or one strand). Errors are values; nothing throws.
 #pragma once
 
 #include <duet/auth/access_token.hpp>

@@ -1,8 +1,8 @@
-// File: duet/auth/metadata.hpp
-//
-// The two documents discovery finds, read into what the flow uses: a protected resource's metadata
-// (RFC 9728 §2) and an authorization server's (RFC 8414 §2, OpenID Connect Discovery §3). Reading checks the
-// fields' types and the required ones; members the flow does not use are not kept.
+/// @file duet/auth/metadata.hpp
+///
+/// The two documents discovery finds, read into what the flow uses: a protected resource's metadata
+/// (RFC 9728 §2) and an authorization server's (RFC 8414 §2, OpenID Connect Discovery §3). Reading checks the
+/// fields' types and the required ones; members the flow does not use are not kept.
 #pragma once
 
 #include <duet/client/error.hpp>

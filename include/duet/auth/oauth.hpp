@@ -1,20 +1,21 @@
-// File: duet/auth/oauth.hpp
-//
-// OAuth 2.1 for an MCP client, as the MCP authorization spec (2025-11-25 and 2026-07-28) has it: a 401 starts
-// discovery (protected resource metadata, then the authorization server's), the client identifies itself
-// (pre-registered credentials, a Client ID Metadata Document, or dynamic registration), the user authorizes
-// (authorization code with PKCE S256, `state`, `resource`, and RFC 9207's `iss` checked), and the token then
-// rides on every request, refreshed before it expires. A 403 `insufficient_scope` steps up to the union of
-// the scopes held and those asked for. Machines without a user take the client credentials grant instead.
-//
-//     auth::oauth_options o;
-//     o.user_step = auth::loopback_user_step(ex, open_browser);        // or your own UI
-//     auto provider = auth::oauth_authorization::make(ex, url, std::move(o)).value();
-//     client::http_target t{url};
-//     t.authorization = provider;                                      // the client does the rest
-//
-// @par Thread safety
-// Calls come from the client's executor, one at a time. Concurrent refusals share one authorization.
+/// @file duet/auth/oauth.hpp
+///
+/// OAuth 2.1 for an MCP client, as the MCP authorization spec (2025-11-25 and 2026-07-28) has it: a 401
+/// starts discovery (protected resource metadata, then the authorization server's), the client identifies
+/// itself (pre-registered credentials, a Client ID Metadata Document, or dynamic registration), the user
+/// authorizes (authorization code with PKCE S256, `state`, `resource`, and RFC 9207's `iss` checked), and the
+/// token then rides on every request, refreshed before it expires. A 403 `insufficient_scope` steps up to the
+/// union of the scopes held and those asked for. Machines without a user take the client credentials grant
+/// instead.
+///
+///     auth::oauth_options o;
+///     o.user_step = auth::loopback_user_step(ex, open_browser);        // or your own UI
+///     auto provider = auth::oauth_authorization::make(ex, url, std::move(o)).value();
+///     client::http_target t{url};
+///     t.authorization = provider;                                      // the client does the rest
+///
+/// @par Thread safety
+/// Calls come from the client's executor, one at a time. Concurrent refusals share one authorization.
 #pragma once
 
 #include <duet/auth/credentials.hpp>

@@ -1,11 +1,11 @@
-// File: duet/auth/pkce.hpp
-//
-// Proof Key for Code Exchange with S256 (RFC 7636 §4), the only method the MCP authorization spec allows,
-// and the unguessable values an authorization request carries (`state`, the verifier): 32 random bytes from
-// OpenSSL's generator, base64url without padding (43 characters).
-//
-//     auto p = make_pkce();
-//     s256_challenge(p->verifier) == p->challenge
+/// @file duet/auth/pkce.hpp
+///
+/// Proof Key for Code Exchange with S256 (RFC 7636 §4), the only method the MCP authorization spec allows,
+/// and the unguessable values an authorization request carries (`state`, the verifier): 32 random bytes from
+/// OpenSSL's generator, base64url without padding (43 characters).
+///
+///     auto p = make_pkce();
+///     s256_challenge(p->verifier) == p->challenge
 #pragma once
 
 #include <duet/client/error.hpp>

@@ -1,13 +1,13 @@
-// File: duet/auth/scopes.hpp
-//
-// Which scopes an authorization request asks for (the spec's "Scope Selection Strategy"): the challenge's
-// `scope` when the 401 carried one, else every scope the protected resource metadata lists, else none (the
-// `scope` parameter is then left out). A 403 `insufficient_scope` steps up to the union of what is held and
-// what the challenge names, so a token never loses a scope by being replaced.
-//
-//     select_scopes("files:read", std::nullopt)          == {"files:read"}
-//     select_scopes(std::nullopt, {{"a", "b"}})           == {"a", "b"}
-//     step_up_scopes({"a"}, "a b")                        == {"a", "b"}
+/// @file duet/auth/scopes.hpp
+///
+/// Which scopes an authorization request asks for (the spec's "Scope Selection Strategy"): the challenge's
+/// `scope` when the 401 carried one, else every scope the protected resource metadata lists, else none (the
+/// `scope` parameter is then left out). A 403 `insufficient_scope` steps up to the union of what is held and
+/// what the challenge names, so a token never loses a scope by being replaced.
+///
+///     select_scopes("files:read", std::nullopt)          == {"files:read"}
+///     select_scopes(std::nullopt, {{"a", "b"}})           == {"a", "b"}
+///     step_up_scopes({"a"}, "a b")                        == {"a", "b"}
 #pragma once
 
 #include <optional>

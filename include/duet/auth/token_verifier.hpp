@@ -1,20 +1,20 @@
-// File: duet/auth/token_verifier.hpp
-//
-// What a protected server asks of every bearer token: is it good, and whose is it. One seam, three built-ins:
-// JWT access tokens (RFC 9068) checked against the authorization server's JWK Set, opaque tokens asked about
-// at its introspection endpoint (RFC 7662), and a static token the operator set. An HTTP server takes one
-// through http_options::authorization (transport/protected_resource.hpp); the built-ins are in
-// auth/verifiers.hpp.
-//
-//     auto verifier = auth::make_jwt_verifier(io.get_executor(), "https://as.example/jwks",
-//                                             {.issuer = "https://as.example",
-//                                              .audience = "https://mcp.example/mcp"}).value();
-//     if (auto now = verifier->verify_now(token)) use(*now);          // cached, or checked against keys held
-//     else use(co_await verifier->async_verify(std::string(token)));  // fetches keys or asks the endpoint
-//
-// Verified tokens are kept (by their SHA-256; the token itself is kept nowhere) until they expire or
-// `cache_lifetime` passes, at most `cache_entries` of them, so a client's next requests cost a hash and a
-// lookup instead of a signature check or a round trip. Every member may be called from any thread at once.
+/// @file duet/auth/token_verifier.hpp
+///
+/// What a protected server asks of every bearer token: is it good, and whose is it. One seam, three
+/// built-ins: JWT access tokens (RFC 9068) checked against the authorization server's JWK Set, opaque tokens
+/// asked about at its introspection endpoint (RFC 7662), and a static token the operator set. An HTTP server
+/// takes one through http_options::authorization (transport/protected_resource.hpp); the built-ins are in
+/// auth/verifiers.hpp.
+///
+///     auto verifier = auth::make_jwt_verifier(io.get_executor(), "https://as.example/jwks",
+///                                             {.issuer = "https://as.example",
+///                                              .audience = "https://mcp.example/mcp"}).value();
+///     if (auto now = verifier->verify_now(token)) use(*now);         // cached, or checked against keys held
+///     else use(co_await verifier->async_verify(std::string(token))); // fetches keys or asks the endpoint
+///
+/// Verified tokens are kept (by their SHA-256; the token itself is kept nowhere) until they expire or
+/// `cache_lifetime` passes, at most `cache_entries` of them, so a client's next requests cost a hash and a
+/// lookup instead of a signature check or a round trip. Every member may be called from any thread at once.
 #pragma once
 
 #include <duet/auth/access_token.hpp>

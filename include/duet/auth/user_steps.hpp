@@ -1,13 +1,13 @@
-// File: duet/auth/user_steps.hpp
-//
-// The user's part of the authorization code grant (oauth_options::user), ready-made: a loopback redirect
-// receiver for a person with a browser (RFC 8252 §7.3: `http://127.0.0.1:PORT/callback`, one-shot, answering
-// only the redirect that carries this request's `state`), and a headless step for authorization servers that
-// approve without a page (test servers, the conformance suite).
-//
-//     auto receiver = auth::loopback_redirect::open(ex).value();
-//     options.redirect_uri = receiver->redirect_uri();
-//     options.user = auth::loopback_user_step(receiver, [](std::string const& url) { open_browser(url); });
+/// @file duet/auth/user_steps.hpp
+///
+/// The user's part of the authorization code grant (oauth_options::user), ready-made: a loopback redirect
+/// receiver for a person with a browser (RFC 8252 §7.3: `http://127.0.0.1:PORT/callback`, one-shot, answering
+/// only the redirect that carries this request's `state`), and a headless step for authorization servers that
+/// approve without a page (test servers, the conformance suite).
+///
+///     auto receiver = auth::loopback_redirect::open(ex).value();
+///     options.redirect_uri = receiver->redirect_uri();
+///     options.user = auth::loopback_user_step(receiver, [](std::string const& url) { open_browser(url); });
 #pragma once
 
 #include <duet/auth/oauth.hpp>

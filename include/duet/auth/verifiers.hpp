@@ -1,7 +1,7 @@
-// File: duet/auth/verifiers.hpp
-//
-// The built-in token verifiers (token_verifier.hpp): JWT access tokens against a JWK Set, opaque tokens by
-// introspection, and one static token.
+/// @file duet/auth/verifiers.hpp
+///
+/// The built-in token verifiers (token_verifier.hpp): JWT access tokens against a JWK Set, opaque tokens by
+/// introspection, and one static token.
 #pragma once
 
 #include <duet/auth/introspection.hpp>

@@ -1,12 +1,12 @@
-// File: duet/client/authorization.hpp
-//
-// How an HTTP client gets its `Authorization` header and learns that the server refused it: an interface the
-// client library calls and an authorization module implements (duet/auth/oauth.hpp for OAuth 2.1; a test or
-// an application may write its own). The client never reads a token, a challenge or a scope itself.
-//
-// Before every request the client asks for the header; when the server answers 401 or 403 it hands over the
-// `WWW-Authenticate` values and sends the request again if told to, at most max_authorization_rounds times
-// for one request (a server that keeps refusing cannot keep a client busy).
+/// @file duet/client/authorization.hpp
+///
+/// How an HTTP client gets its `Authorization` header and learns that the server refused it: an interface the
+/// client library calls and an authorization module implements (duet/auth/oauth.hpp for OAuth 2.1; a test or
+/// an application may write its own). The client never reads a token, a challenge or a scope itself.
+///
+/// Before every request the client asks for the header; when the server answers 401 or 403 it hands over the
+/// `WWW-Authenticate` values and sends the request again if told to, at most max_authorization_rounds times
+/// for one request (a server that keeps refusing cannot keep a client busy).
 #pragma once
 
 #include <duet/client/error.hpp>

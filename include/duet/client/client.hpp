@@ -1,29 +1,29 @@
-// File: duet/client/client.hpp
-//
-// A Model Context Protocol client for servers of either era, over a spawned stdio child or Streamable HTTP.
-// One call connects (legacy `initialize`, modern per-request envelope, or `auto`: probe `server/discover`
-// and fall back), and the same calls then work whatever the era: lists (every page fetched), tools,
-// resources, prompts, completion, and listening for change notifications. Requests the server needs answered
-// on the way (elicitation, sampling, roots) go to the `input_handlers`, whether they arrive as legacy
-// server-to-client requests or as modern `input_required` rounds.
-//
-//     boost::asio::io_context io;
-//     co_spawn(io, [&]() -> awaitable<void> {
-//         auto c = co_await client::async_connect(http_target{"http://127.0.0.1:8750/mcp"}, {});
-//         if(!c) { report(c.error()); co_return; }
-//         auto tools = co_await (*c)->async_list_tools();
-//         auto r = co_await (*c)->async_call_tool("echo", {{"text", "hi"}});
-//         co_await (*c)->async_close();
-//     }, detached);
-//     io.run();
-//
-// @par Thread safety
-// A client lives on the executor it was connected on, which must not run its handlers concurrently (an
-// io_context run by one thread, or a strand). Call it, and cancel its requests, from that executor only.
-//
-// @par Errors
-// Every operation returns result<T> (duet/client/error.hpp); the server's JSON-RPC errors come back verbatim
-// as errc::rpc_error. Tool failures are results with `isError: true`, not errors.
+/// @file duet/client/client.hpp
+///
+/// A Model Context Protocol client for servers of either era, over a spawned stdio child or Streamable HTTP.
+/// One call connects (legacy `initialize`, modern per-request envelope, or `auto`: probe `server/discover`
+/// and fall back), and the same calls then work whatever the era: lists (every page fetched), tools,
+/// resources, prompts, completion, and listening for change notifications. Requests the server needs answered
+/// on the way (elicitation, sampling, roots) go to the `input_handlers`, whether they arrive as legacy
+/// server-to-client requests or as modern `input_required` rounds.
+///
+///     boost::asio::io_context io;
+///     co_spawn(io, [&]() -> awaitable<void> {
+///         auto c = co_await client::async_connect(http_target{"http://127.0.0.1:8750/mcp"}, {});
+///         if(!c) { report(c.error()); co_return; }
+///         auto tools = co_await (*c)->async_list_tools();
+///         auto r = co_await (*c)->async_call_tool("echo", {{"text", "hi"}});
+///         co_await (*c)->async_close();
+///     }, detached);
+///     io.run();
+///
+/// @par Thread safety
+/// A client lives on the executor it was connected on, which must not run its handlers concurrently (an
+/// io_context run by one thread, or a strand). Call it, and cancel its requests, from that executor only.
+///
+/// @par Errors
+/// Every operation returns result<T> (duet/client/error.hpp); the server's JSON-RPC errors come back verbatim
+/// as errc::rpc_error. Tool failures are results with `isError: true`, not errors.
 #pragma once
 
 #include <duet/client/connect_mode.hpp>

@@ -1,13 +1,13 @@
-// File: duet/client/connect_mode.hpp
-//
-// How a client reaches a server's era (ERA-POLICY "Client side"), and the per-server memory of what `auto`
-// found out.
-//
-//  - legacy: `initialize` offering 2025-11-25 (or a pinned handshake version); a counter-offer is adopted.
-//  - modern: the per-request `_meta` envelope with 2026-07-28; -32022 is retried once with a version from
-//    `data.supported` that this client speaks.
-//  - auto:   probe `server/discover`; a DiscoverResult or a recognised modern error means modern, anything
-//    else (another error, a timeout, a stdio server that exits) means legacy.
+/// @file duet/client/connect_mode.hpp
+///
+/// How a client reaches a server's era (ERA-POLICY "Client side"), and the per-server memory of what `auto`
+/// found out.
+///
+///  - legacy: `initialize` offering 2025-11-25 (or a pinned handshake version); a counter-offer is adopted.
+///  - modern: the per-request `_meta` envelope with 2026-07-28; -32022 is retried once with a version from
+///    `data.supported` that this client speaks.
+///  - auto:   probe `server/discover`; a DiscoverResult or a recognised modern error means modern, anything
+///    else (another error, a timeout, a stdio server that exits) means legacy.
 #pragma once
 
 #include <duet/protocol/version.hpp>

@@ -1,10 +1,10 @@
-// File: duet/client/elicitation_form.hpp
-//
-// The fields a form-mode elicitation asks for, read out of its `requestedSchema` once, for whatever answers
-// it (a prompt on a terminal, a test client filling defaults):
-//
-//     for (auto const& f : requested_fields(question.params))
-//         content[f.name] = f.default_value ? *f.default_value : ask_user(f.name, f.type);
+/// @file duet/client/elicitation_form.hpp
+///
+/// The fields a form-mode elicitation asks for, read out of its `requestedSchema` once, for whatever answers
+/// it (a prompt on a terminal, a test client filling defaults):
+///
+///     for (auto const& f : requested_fields(question.params))
+///         content[f.name] = f.default_value ? *f.default_value : ask_user(f.name, f.type);
 #pragma once
 
 #include <boost/json/object.hpp>

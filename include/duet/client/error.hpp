@@ -1,11 +1,11 @@
-// File: duet/client/error.hpp
-//
-// What can go wrong on the client side, as a value: a local condition (usage, spawn, connect, timeout,
-// cancellation, a peer that broke the protocol) or the server's JSON-RPC error, kept verbatim. Every client
-// operation returns `result<T>`; nothing throws across the library's boundary except `.value()` at an edge.
-//
-//     auto r = co_await c->async_call_tool("echo", args);
-//     if(!r && r.error().code == errc::rpc_error) std::cerr << r.error().rpc->code;
+/// @file duet/client/error.hpp
+///
+/// What can go wrong on the client side, as a value: a local condition (usage, spawn, connect, timeout,
+/// cancellation, a peer that broke the protocol) or the server's JSON-RPC error, kept verbatim. Every client
+/// operation returns `result<T>`; nothing throws across the library's boundary except `.value()` at an edge.
+///
+///     auto r = co_await c->async_call_tool("echo", args);
+///     if(!r && r.error().code == errc::rpc_error) std::cerr << r.error().rpc->code;
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

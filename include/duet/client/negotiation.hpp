@@ -1,12 +1,12 @@
-// File: duet/client/negotiation.hpp
-//
-// The pure decisions of the client side of ERA-POLICY, as plain functions the connect logic calls and unit
-// tests drive exhaustively: which version a legacy connect offers, whether an InitializeResult is acceptable,
-// what a probe's answer says about the era, which version a -32022 retry uses, and what a result's
-// `resultType` means (SEP-2322).
-//
-//     auto offer = legacy_offer(options.version);             // 2025-11-25, or a usage error for 2026-07-28
-//     if(is_modern_error(err, 404)) ... modern ...
+/// @file duet/client/negotiation.hpp
+///
+/// The pure decisions of the client side of ERA-POLICY, as plain functions the connect logic calls and unit
+/// tests drive exhaustively: which version a legacy connect offers, whether an InitializeResult is
+/// acceptable, what a probe's answer says about the era, which version a -32022 retry uses, and what a
+/// result's `resultType` means (SEP-2322).
+///
+///     auto offer = legacy_offer(options.version);             // 2025-11-25, or a usage error for 2026-07-28
+///     if(is_modern_error(err, 404)) ... modern ...
 #pragma once
 
 #include <duet/client/error.hpp>

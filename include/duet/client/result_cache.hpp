@@ -1,17 +1,17 @@
-// File: duet/client/result_cache.hpp
-//
-// The client's cache of cacheable results (SEP-2549, DIGEST §5): server/discover, the four lists (one entry
-// per page) and resources/read. An entry is fresh while now < received + ttlMs; a missing, zero or negative
-// `ttlMs` (every legacy server) means stale at once. A list_changed notification drops that list's pages at
-// once; resources/updated drops the reads of that URI (and of URIs under it). `cacheScope` is kept with each
-// entry: a private entry is only served to the same authorization context, which a client connection is.
-// Results of multi round-trip retries and input_required results are never stored.
-//
-//     cache.store("tools/list", params, result, now);
-//     if(auto hit = cache.fresh("tools/list", params, now)) ...
-//
-// @par Thread safety
-// None: one cache belongs to one client and is used on its executor.
+/// @file duet/client/result_cache.hpp
+///
+/// The client's cache of cacheable results (SEP-2549, DIGEST §5): server/discover, the four lists (one entry
+/// per page) and resources/read. An entry is fresh while now < received + ttlMs; a missing, zero or negative
+/// `ttlMs` (every legacy server) means stale at once. A list_changed notification drops that list's pages at
+/// once; resources/updated drops the reads of that URI (and of URIs under it). `cacheScope` is kept with each
+/// entry: a private entry is only served to the same authorization context, which a client connection is.
+/// Results of multi round-trip retries and input_required results are never stored.
+///
+///     cache.store("tools/list", params, result, now);
+///     if(auto hit = cache.fresh("tools/list", params, now)) ...
+///
+/// @par Thread safety
+/// None: one cache belongs to one client and is used on its executor.
 #pragma once
 
 #include <duet/protocol/shaping.hpp>

@@ -1,11 +1,11 @@
-// File: duet/client/target.hpp
-//
-// Which server a client talks to: a command to spawn and speak to over stdio, or a Streamable HTTP URL.
-//
-//     server_target t = stdio_target{"duet", {"serve", "--stdio"}};
-//     stdio_target quiet{"server", {}, child_environment(std::vector<std::string>{"API_TOKEN"}).value()};
-//     server_target u = http_target{"https://mcp.example/mcp"};
-//     describe(t) == "duet serve --stdio"
+/// @file duet/client/target.hpp
+///
+/// Which server a client talks to: a command to spawn and speak to over stdio, or a Streamable HTTP URL.
+///
+///     server_target t = stdio_target{"duet", {"serve", "--stdio"}};
+///     stdio_target quiet{"server", {}, child_environment(std::vector<std::string>{"API_TOKEN"}).value()};
+///     server_target u = http_target{"https://mcp.example/mcp"};
+///     describe(t) == "duet serve --stdio"
 #pragma once
 
 #include <duet/client/error.hpp>

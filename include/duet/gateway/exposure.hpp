@@ -1,18 +1,18 @@
-// File: duet/gateway/exposure.hpp
-//
-// What of an upstream `duet gateway` shows its clients: per kind (tools, prompts, resources), allow and deny
-// globs over the upstream's names (resources: URIs, templates: URI templates), renames, and description
-// overrides. A hidden tool is not listed and a call to it is "unknown tool", never forwarded.
-//
-//     exposure_policy p;
-//     p.tools.allow = {"read_*", "list_*"};
-//     p.tools.deny = {"read_secrets"};
-//     p.tools.rename = {{"read_file", "read"}};
-//     exposed_name(p.tools, "read_file");   // "read"
-//     exposed_name(p.tools, "write_file");  // nullopt: hidden
-//     upstream_name(p.tools, "read");       // "read_file"
-//
-// Pure: no I/O.
+/// @file duet/gateway/exposure.hpp
+///
+/// What of an upstream `duet gateway` shows its clients: per kind (tools, prompts, resources), allow and deny
+/// globs over the upstream's names (resources: URIs, templates: URI templates), renames, and description
+/// overrides. A hidden tool is not listed and a call to it is "unknown tool", never forwarded.
+///
+///     exposure_policy p;
+///     p.tools.allow = {"read_*", "list_*"};
+///     p.tools.deny = {"read_secrets"};
+///     p.tools.rename = {{"read_file", "read"}};
+///     exposed_name(p.tools, "read_file");   // "read"
+///     exposed_name(p.tools, "write_file");  // nullopt: hidden
+///     upstream_name(p.tools, "read");       // "read_file"
+///
+/// Pure: no I/O.
 #pragma once
 
 #include <map>

@@ -1,11 +1,11 @@
-// File: duet/gateway/limits.hpp
-//
-// The limits `duet gateway` keeps: token buckets per caller and per tool (over the limit: HTTP 429 with
-// Retry-After), and a circuit breaker per upstream (an upstream failing N times in a row is marked down,
-// tried again after a backoff that doubles up to a bound, and its calls answer a clear error meanwhile).
-//
-// Pure state machines: every decision takes the time as an argument, so tests drive the clock. Not
-// thread-safe by themselves: the owner serializes (rate_limiter does, with its own mutex).
+/// @file duet/gateway/limits.hpp
+///
+/// The limits `duet gateway` keeps: token buckets per caller and per tool (over the limit: HTTP 429 with
+/// Retry-After), and a circuit breaker per upstream (an upstream failing N times in a row is marked down,
+/// tried again after a backoff that doubles up to a bound, and its calls answer a clear error meanwhile).
+///
+/// Pure state machines: every decision takes the time as an argument, so tests drive the clock. Not
+/// thread-safe by themselves: the owner serializes (rate_limiter does, with its own mutex).
 #pragma once
 
 #include <chrono>

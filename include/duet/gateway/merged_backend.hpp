@@ -1,26 +1,26 @@
-// File: duet/gateway/merged_backend.hpp
-//
-// One endpoint over one or more upstreams (each an upstream_backend): what `duet gateway` serves at a path.
-// Several upstreams make one virtual server: their tools, prompts, resources and templates in one list, tool
-// and prompt names shown as NAME + separator + name, resource URIs kept (a read, a watch and a completion go
-// to the upstream that listed them), capabilities the union, instructions joined under a heading per
-// upstream, and a list_changed of any upstream announced to the endpoint's clients.
-//
-// Per upstream, whether merged or alone:
-//  - an exposure policy (duet/gateway/exposure.hpp): what is hidden is not listed, and a call to it is
-//    "Unknown tool", never forwarded;
-//  - at most max_concurrent_calls calls at once; one more waits for a slot up to slot_wait, then fails;
-//  - a circuit breaker (duet/gateway/limits.hpp): an upstream that failed `failures` times in a row (gone,
-//    timed out, broke the protocol; its own errors are answers, not failures) is marked down, and its calls
-//    answer an error saying so until the backoff lets a probe through.
-//
-//     auto merged = merged_backend::create(std::move(members), {.separator = "__"});
-//     server::server srv(merged->describe());
-//     merged->attach(srv);                  // before srv serves; detach() before srv goes
-//     co_await merged->async_load();        // learns which upstream offers which resources
-//
-// @par Threads
-// Callable from any thread; each member's backend keeps to its own executor.
+/// @file duet/gateway/merged_backend.hpp
+///
+/// One endpoint over one or more upstreams (each an upstream_backend): what `duet gateway` serves at a path.
+/// Several upstreams make one virtual server: their tools, prompts, resources and templates in one list, tool
+/// and prompt names shown as NAME + separator + name, resource URIs kept (a read, a watch and a completion go
+/// to the upstream that listed them), capabilities the union, instructions joined under a heading per
+/// upstream, and a list_changed of any upstream announced to the endpoint's clients.
+///
+/// Per upstream, whether merged or alone:
+///  - an exposure policy (duet/gateway/exposure.hpp): what is hidden is not listed, and a call to it is
+///    "Unknown tool", never forwarded;
+///  - at most max_concurrent_calls calls at once; one more waits for a slot up to slot_wait, then fails;
+///  - a circuit breaker (duet/gateway/limits.hpp): an upstream that failed `failures` times in a row (gone,
+///    timed out, broke the protocol; its own errors are answers, not failures) is marked down, and its calls
+///    answer an error saying so until the backoff lets a probe through.
+///
+///     auto merged = merged_backend::create(std::move(members), {.separator = "__"});
+///     server::server srv(merged->describe());
+///     merged->attach(srv);                  // before srv serves; detach() before srv goes
+///     co_await merged->async_load();        // learns which upstream offers which resources
+///
+/// @par Threads
+/// Callable from any thread; each member's backend keeps to its own executor.
 #pragma once
 
 #include <duet/gateway/exposure.hpp>

@@ -1,12 +1,12 @@
-// File: duet/gateway/translate.hpp
-//
-// The gateway's pure translations between a downstream request and its upstream: what an upstream says about
-// itself (InitializeResult or DiscoverResult) as a server's description, the params a forwarded request
-// carries upstream (the downstream's envelope and input-round fields belong to the gateway), a result's own
-// cache hints, and an upstream's error as the downstream's.
-//
-//     auto caps = capabilities_from_json(init.at("capabilities").as_object());
-//     auto up = upstream_params(method_id::tools_call, params, /*lenient_args=*/false);  // or -32602
+/// @file duet/gateway/translate.hpp
+///
+/// The gateway's pure translations between a downstream request and its upstream: what an upstream says about
+/// itself (InitializeResult or DiscoverResult) as a server's description, the params a forwarded request
+/// carries upstream (the downstream's envelope and input-round fields belong to the gateway), a result's own
+/// cache hints, and an upstream's error as the downstream's.
+///
+///     auto caps = capabilities_from_json(init.at("capabilities").as_object());
+///     auto up = upstream_params(method_id::tools_call, params, /*lenient_args=*/false);  // or -32602
 #pragma once
 
 #include <duet/protocol/capabilities.hpp>

@@ -1,37 +1,37 @@
-// File: duet/gateway/upstream_backend.hpp
-//
-// `duet gateway`'s core: a server backend (duet/server/server.hpp) that serves what one upstream MCP server
-// offers, of either era, to downstream clients of both eras. The server in front keeps admission, sessions,
-// listens, input rounds and shaping; this backend forwards lists, calls, reads, gets and completion over
-// duet::client connections, and brings back what the upstream asks and announces:
-//
-//  - modern downstream requests go over a small pool of upstream connections, each carrying several calls
-//    at once where everything the upstream sends about a call can be told apart, one at a time elsewhere
-//    (the rule is in src/gateway/upstream_pool.hpp); for a legacy upstream the pool is keyed by the request's
-//    client capabilities (an upstream session declares exactly what the downstream request declared);
-//  - each legacy downstream session of a legacy upstream gets a connection of its own (a stdio upstream: a
-//    child of its own), opened with the session's capabilities, closed when the session ends;
-//  - a question the upstream asks during a call reaches the downstream client: a real request in a legacy
-//    session, an input_required round for a modern request (the call waits, parked, for the retry; a retry
-//    that finds no parked call replays it, reusing the answers the client sends again);
-//  - upstream list changes and resource updates are announced downstream; resources watched downstream are
-//    subscribed upstream while watched;
-//  - an upstream that fails is a -32603 error naming it, never a hang; a stdio child that died is started
-//    again for the next request;
-//  - what an upstream can cost the gateway is bounded: each call's wait for its answer and for a free
-//    connection, the size of a message, the calls parked for retries, the children legacy sessions start,
-//    and a child's stderr (read into the gateway's log, each line prefixed with the upstream's name). A stdio
-//    child inherits no descriptor of the gateway but its stdin, stdout and stderr, and no environment but
-//    what its target says.
-//
-//     auto up = co_await upstream_backend::async_create(options);     // on the upstream executor
-//     duet::server::server srv((*up)->describe());
-//     (*up)->attach(srv);                                               // srv now serves the upstream
-//
-// @par Threads
-// The backend and every upstream connection live on the executor async_create ran on, which must run one
-// handler at a time (an io_context with one thread, or a strand); downstream handlers reach it from their
-// own executors.
+/// @file duet/gateway/upstream_backend.hpp
+///
+/// `duet gateway`'s core: a server backend (duet/server/server.hpp) that serves what one upstream MCP server
+/// offers, of either era, to downstream clients of both eras. The server in front keeps admission, sessions,
+/// listens, input rounds and shaping; this backend forwards lists, calls, reads, gets and completion over
+/// duet::client connections, and brings back what the upstream asks and announces:
+///
+///  - modern downstream requests go over a small pool of upstream connections, each carrying several calls at
+///    once where everything the upstream sends about a call can be told apart, one at a time elsewhere (the
+///    rule is in src/gateway/upstream_pool.hpp); for a legacy upstream the pool is keyed by the request's
+///    client capabilities (an upstream session declares exactly what the downstream request declared);
+///  - each legacy downstream session of a legacy upstream gets a connection of its own (a stdio upstream: a
+///    child of its own), opened with the session's capabilities, closed when the session ends;
+///  - a question the upstream asks during a call reaches the downstream client: a real request in a legacy
+///    session, an input_required round for a modern request (the call waits, parked, for the retry; a retry
+///    that finds no parked call replays it, reusing the answers the client sends again);
+///  - upstream list changes and resource updates are announced downstream; resources watched downstream are
+///    subscribed upstream while watched;
+///  - an upstream that fails is a -32603 error naming it, never a hang; a stdio child that died is started
+///    again for the next request;
+///  - what an upstream can cost the gateway is bounded: each call's wait for its answer and for a free
+///    connection, the size of a message, the calls parked for retries, the children legacy sessions start,
+///    and a child's stderr (read into the gateway's log, each line prefixed with the upstream's name). A
+///    stdio child inherits no descriptor of the gateway but its stdin, stdout and stderr, and no environment
+///    but what its target says.
+///
+///     auto up = co_await upstream_backend::async_create(options);     // on the upstream executor
+///     duet::server::server srv((*up)->describe());
+///     (*up)->attach(srv);                                               // srv now serves the upstream
+///
+/// @par Threads
+/// The backend and every upstream connection live on the executor async_create ran on, which must run one
+/// handler at a time (an io_context with one thread, or a strand); downstream handlers reach it from their
+/// own executors.
 #pragma once
 
 #include <duet/client/client.hpp>

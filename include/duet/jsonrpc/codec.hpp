@@ -1,24 +1,24 @@
-// File: duet/jsonrpc/codec.hpp
-//
-// Bytes to messages and back, by the exact JSON-RPC 2.0 rules. Pure: no I/O, no global state, never throws on
-// peer input.
-//
-// Parsing a frame:
-//
-//     auto f = parse_frame(line);                // one line of stdio, or one HTTP body
-//     if(auto* one = std::get_if<parsed>(&f.content)) {
-//         if(one->ok()) handle(one->value()); else reply(error_for(*one));
-//     } else if(auto* many = std::get_if<batch>(&f.content)) { ... }
-//
-// The error a peer gets for a bad element is ready in `parse_failure::reply` (-32700 with `id: null` for bad
-// JSON; -32600 with the request's id when one could be read, else `null`, as JSON-RPC 2.0 answers even an
-// invalid object without an id). A malformed *response* has no `reply`: answering it could start a loop.
-//
-// Serializing is byte-stable: serialize(parse(serialize(m))) == serialize(m), except that a floating-point
-// number may move in its last bit (Boost.JSON 1.81 reads decimals fast, not correctly rounded). Members
-// always go out in the order jsonrpc, id, method, params, result, error. Values are written as
-// duet/jsonrpc/json_text.hpp writes them: a double as JavaScript writes it, so one with an integral value
-// (5.0, -0.0) goes out as `5`, `0` and reads back as an integer.
+/// @file duet/jsonrpc/codec.hpp
+///
+/// Bytes to messages and back, by the exact JSON-RPC 2.0 rules. Pure: no I/O, no global state, never throws
+/// on peer input.
+///
+/// Parsing a frame:
+///
+///     auto f = parse_frame(line);                // one line of stdio, or one HTTP body
+///     if(auto* one = std::get_if<parsed>(&f.content)) {
+///         if(one->ok()) handle(one->value()); else reply(error_for(*one));
+///     } else if(auto* many = std::get_if<batch>(&f.content)) { ... }
+///
+/// The error a peer gets for a bad element is ready in `parse_failure::reply` (-32700 with `id: null` for bad
+/// JSON; -32600 with the request's id when one could be read, else `null`, as JSON-RPC 2.0 answers even an
+/// invalid object without an id). A malformed *response* has no `reply`: answering it could start a loop.
+///
+/// Serializing is byte-stable: serialize(parse(serialize(m))) == serialize(m), except that a floating-point
+/// number may move in its last bit (Boost.JSON 1.81 reads decimals fast, not correctly rounded). Members
+/// always go out in the order jsonrpc, id, method, params, result, error. Values are written as
+/// duet/jsonrpc/json_text.hpp writes them: a double as JavaScript writes it, so one with an integral value
+/// (5.0, -0.0) goes out as `5`, `0` and reads back as an integer.
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

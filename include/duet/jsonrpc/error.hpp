@@ -1,13 +1,14 @@
-// File: duet/jsonrpc/error.hpp
-//
-// Two kinds of error live here, kept apart on purpose:
-//
-//  - `error_object`: the `error` member of a JSON-RPC response, as it goes on the wire (code, message, data).
-//  - `parse_errc`: why a frame could not be turned into a message. A local condition with its own
-//    boost::system category; `to_error_object()` says which wire error the peer gets for it (-32700 or
-//    -32600).
-//
-// No MCP codes here: those belong to duet/protocol/errors.hpp.
+/// @file duet/jsonrpc/error.hpp
+///
+/// Two kinds of error live here, kept apart on purpose:
+///
+///  - `error_object`: the `error` member of a JSON-RPC response, as it goes on the wire (code, message,
+///    data).
+///  - `parse_errc`: why a frame could not be turned into a message. A local condition with its own
+///    boost::system category; `to_error_object()` says which wire error the peer gets for it (-32700 or
+///    -32600).
+///
+/// No MCP codes here: those belong to duet/protocol/errors.hpp.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -63,5 +64,7 @@ enum class parse_errc {
 
 } // namespace duet::jsonrpc
 
+/// @cond
 template<>
 struct boost::system::is_error_code_enum<duet::jsonrpc::parse_errc> : std::true_type {};
+/// @endcond

@@ -1,12 +1,12 @@
-// File: duet/jsonrpc/id.hpp
-//
-// The id of a JSON-RPC request: a string or an integer (MCP forbids null ids on requests). The value keeps
-// the JSON type it arrived with, because MCP echoes ids with the same type (a listen's subscription id is the
-// request id "with the same JSON type").
-//
-//     request_id a{7};            // serializes as 7
-//     request_id b{"abc"};        // serializes as "abc"
-//     a == request_id{7};         // true; 7 and "7" are different ids
+/// @file duet/jsonrpc/id.hpp
+///
+/// The id of a JSON-RPC request: a string or an integer (MCP forbids null ids on requests). The value keeps
+/// the JSON type it arrived with, because MCP echoes ids with the same type (a listen's subscription id is
+/// the request id "with the same JSON type").
+///
+///     request_id a{7};            // serializes as 7
+///     request_id b{"abc"};        // serializes as "abc"
+///     a == request_id{7};         // true; 7 and "7" are different ids
 #pragma once
 
 #include <boost/json/value.hpp>

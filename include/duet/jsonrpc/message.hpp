@@ -1,11 +1,11 @@
-// File: duet/jsonrpc/message.hpp
-//
-// The JSON-RPC 2.0 message model: a closed sum of request, notification, response and error response.
-// `params` keeps the JSON it arrived as (object or array; null when the member was absent), so higher layers
-// decode it once, where they know the method.
-//
-//     message m = request{request_id{1}, "tools/list", boost::json::object{}};
-//     std::visit(overloaded{...}, m);
+/// @file duet/jsonrpc/message.hpp
+///
+/// The JSON-RPC 2.0 message model: a closed sum of request, notification, response and error response.
+/// `params` keeps the JSON it arrived as (object or array; null when the member was absent), so higher layers
+/// decode it once, where they know the method.
+///
+///     message m = request{request_id{1}, "tools/list", boost::json::object{}};
+///     std::visit(overloaded{...}, m);
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

@@ -1,15 +1,15 @@
-// File: duet/protocol/admission.hpp
-//
-// Which era governs one request, or why it is refused: ERA-POLICY "Admission of one request", exactly, as one
-// pure function. Transports pass the facts only they know (the session they matched, HTTP headers) and never
-// decide the era themselves.
-//
-//     admission_context ctx{.session = conn.session_view(), .capabilities = &caps};
-//     auto a = admit(request, ctx);
-//     if(!a) reply(request.id, a.error().error);          // a.error().http_status for HTTP
-//     else if(a->action == admission::action::handshake) ...negotiated a->version...
-//
-// Only requests are admitted. Notifications and responses never go through admit() and never get an answer.
+/// @file duet/protocol/admission.hpp
+///
+/// Which era governs one request, or why it is refused: ERA-POLICY "Admission of one request", exactly, as
+/// one pure function. Transports pass the facts only they know (the session they matched, HTTP headers) and
+/// never decide the era themselves.
+///
+///     admission_context ctx{.session = conn.session_view(), .capabilities = &caps};
+///     auto a = admit(request, ctx);
+///     if(!a) reply(request.id, a.error().error);          // a.error().http_status for HTTP
+///     else if(a->action == admission::action::handshake) ...negotiated a->version...
+///
+/// Only requests are admitted. Notifications and responses never go through admit() and never get an answer.
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>

@@ -1,10 +1,10 @@
-// File: duet/protocol/base64.hpp
-//
-// Standard base64 (RFC 4648 §4, padded), as MCP carries binary data: image and audio content, resource blobs,
-// and the `=?base64?…?=` header form.
-//
-//     base64_encode("hi")   == "aGk="
-//     base64_decode("aGk=") == "hi"
+/// @file duet/protocol/base64.hpp
+///
+/// Standard base64 (RFC 4648 §4, padded), as MCP carries binary data: image and audio content, resource
+/// blobs, and the `=?base64?…?=` header form.
+///
+///     base64_encode("hi")   == "aGk="
+///     base64_decode("aGk=") == "hi"
 #pragma once
 
 #include <optional>

@@ -1,9 +1,9 @@
-// File: duet/protocol/caller.hpp
-//
-// Who sent a request, as far as its transport established it: the client certificate mutual TLS verified,
-// the bearer token a protected HTTP server verified (auth/token_verifier.hpp). Handlers read it through
-// request_context::caller(); it is null where the transport established nothing (stdio, plain HTTP without
-// tokens).
+/// @file duet/protocol/caller.hpp
+///
+/// Who sent a request, as far as its transport established it: the client certificate mutual TLS verified,
+/// the bearer token a protected HTTP server verified (auth/token_verifier.hpp). Handlers read it through
+/// request_context::caller(); it is null where the transport established nothing (stdio, plain HTTP without
+/// tokens).
 #pragma once
 
 #include <boost/json/object.hpp>

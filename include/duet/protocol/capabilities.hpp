@@ -1,11 +1,11 @@
-// File: duet/protocol/capabilities.hpp
-//
-// What a server advertises (derived by the server from what is registered) and how it is written per
-// version, plus the checks on what a client declared for one request.
-//
-//     server_capabilities caps{.tools = true, .tools_list_changed = true};
-//     caps.to_json(version::v2024_11_05);   // no "completions" (that version has no such capability)
-//     declares(request_caps, client_capability::elicitation_form);
+/// @file duet/protocol/capabilities.hpp
+///
+/// What a server advertises (derived by the server from what is registered) and how it is written per
+/// version, plus the checks on what a client declared for one request.
+///
+///     server_capabilities caps{.tools = true, .tools_list_changed = true};
+///     caps.to_json(version::v2024_11_05);   // no "completions" (that version has no such capability)
+///     declares(request_caps, client_capability::elicitation_form);
 #pragma once
 
 #include <duet/protocol/version.hpp>

@@ -1,11 +1,11 @@
-// File: duet/protocol/envelope.hpp
-//
-// The per-request `_meta` envelope of a modern request (DIGEST §2), read and checked once. The envelope lives
-// in `params._meta`; a `_meta` that is present but not an object counts as absent (ERA-POLICY step 1).
-//
-//     auto claim = read_version_claim(params);   // what `_meta` says about the version, if anything
-//     auto env = read_envelope(params, version::v2026_07_28);   // result<request_envelope, error_object>
-//     write_envelope(params, env);                               // what a modern client sends
+/// @file duet/protocol/envelope.hpp
+///
+/// The per-request `_meta` envelope of a modern request (DIGEST §2), read and checked once. The envelope
+/// lives in `params._meta`; a `_meta` that is present but not an object counts as absent (ERA-POLICY step 1).
+///
+///     auto claim = read_version_claim(params);   // what `_meta` says about the version, if anything
+///     auto env = read_envelope(params, version::v2026_07_28);   // result<request_envelope, error_object>
+///     write_envelope(params, env);                               // what a modern client sends
 #pragma once
 
 #include <duet/protocol/errors.hpp>

@@ -1,14 +1,14 @@
-// File: duet/protocol/errors.hpp
-//
-// The MCP error codes (spec codes only: Duet never mints JSON-RPC codes for local conditions) and one
-// constructor per error the spec describes, each with the exact code, message and `data` it requires.
-//
-//     unsupported_protocol_version("2027-01-01")
-//       -> {code:-32022, message:"Unsupported protocol version",
-//           data:{supported:["2026-07-28"], requested:"2027-01-01"}}
-//
-// A `rejection` is an error plus the HTTP status it maps to (DIGEST §9), decided here so that transports
-// never decide it.
+/// @file duet/protocol/errors.hpp
+///
+/// The MCP error codes (spec codes only: Duet never mints JSON-RPC codes for local conditions) and one
+/// constructor per error the spec describes, each with the exact code, message and `data` it requires.
+///
+///     unsupported_protocol_version("2027-01-01")
+///       -> {code:-32022, message:"Unsupported protocol version",
+///           data:{supported:["2026-07-28"], requested:"2027-01-01"}}
+///
+/// A `rejection` is an error plus the HTTP status it maps to (DIGEST §9), decided here so that transports
+/// never decide it.
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>
@@ -116,5 +116,7 @@ struct rejection {
 
 } // namespace duet::protocol
 
+/// @cond
 template<>
 struct boost::system::is_error_code_enum<duet::protocol::errc> : std::true_type {};
+/// @endcond

@@ -1,12 +1,12 @@
-// File: duet/protocol/header_codec.hpp
-//
-// The HTTP header value encoding of MCP 2026-07-28 (DIGEST §9): a value that is unsafe as plain ASCII
-// (non-ASCII, control characters, leading or trailing spaces, or text that looks like the sentinel itself) is
-// sent as `=?base64?<base64 of the UTF-8 bytes>?=`. Receivers decode before comparing with the body.
-//
-//     encode_header_value("héllo")             == "=?base64?aMOpbGxv?="
-//     decode_header_value("=?base64?aMOpbGxv?=") == "héllo"
-//     decode_header_value("plain")              == "plain"
+/// @file duet/protocol/header_codec.hpp
+///
+/// The HTTP header value encoding of MCP 2026-07-28 (DIGEST §9): a value that is unsafe as plain ASCII
+/// (non-ASCII, control characters, leading or trailing spaces, or text that looks like the sentinel itself)
+/// is sent as `=?base64?<base64 of the UTF-8 bytes>?=`. Receivers decode before comparing with the body.
+///
+///     encode_header_value("héllo")             == "=?base64?aMOpbGxv?="
+///     decode_header_value("=?base64?aMOpbGxv?=") == "héllo"
+///     decode_header_value("plain")              == "plain"
 #pragma once
 
 #include <optional>

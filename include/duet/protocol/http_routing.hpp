@@ -1,14 +1,14 @@
-// File: duet/protocol/http_routing.hpp
-//
-// Where one Streamable HTTP request goes, by era: ERA-POLICY "HTTP routing", as pure functions the HTTP
-// transport obeys. The transport looks up the `Mcp-Session-Id` it was sent and reads the body; these decide
-// what that means (a modern request, a new legacy session, the named one, or a refusal), and admit() then
-// decides the request itself.
-//
-//     switch(route_post(read_version_claim(r.params).what, r.method, lookup, srv.options().eras)) {
-//     case post_route::unknown_session: ...unknown_session_rejection()...   // 404: re-initialize
-//     ...
-//     }
+/// @file duet/protocol/http_routing.hpp
+///
+/// Where one Streamable HTTP request goes, by era: ERA-POLICY "HTTP routing", as pure functions the HTTP
+/// transport obeys. The transport looks up the `Mcp-Session-Id` it was sent and reads the body; these decide
+/// what that means (a modern request, a new legacy session, the named one, or a refusal), and admit() then
+/// decides the request itself.
+///
+///     switch(route_post(read_version_claim(r.params).what, r.method, lookup, srv.options().eras)) {
+///     case post_route::unknown_session: ...unknown_session_rejection()...   // 404: re-initialize
+///     ...
+///     }
 #pragma once
 
 #include <duet/protocol/admission.hpp>

@@ -1,6 +1,6 @@
-// File: duet/protocol/meta_keys.hpp
-//
-// The reserved `_meta` keys of MCP 2026-07-28 (DIGEST §2), spelled once.
+/// @file duet/protocol/meta_keys.hpp
+///
+/// The reserved `_meta` keys of MCP 2026-07-28 (DIGEST §2), spelled once.
 #pragma once
 
 #include <string_view>

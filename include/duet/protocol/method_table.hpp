@@ -1,13 +1,13 @@
-// File: duet/protocol/method_table.hpp
-//
-// One constexpr table of every MCP method Duet knows, and the facts dispatch, admission and shaping read from
-// it: which eras (and since which legacy version) have it, which direction it flows, which server capability
-// gates it, whether its modern result carries cache hints, whether it may end in `input_required`, and which
-// param an HTTP `Mcp-Name` header mirrors.
-//
-//     auto const* m = find_method("tools/list");
-//     m->available_in(version::v2026_07_28);    // true
-//     m->gate == capability::tools;
+/// @file duet/protocol/method_table.hpp
+///
+/// One constexpr table of every MCP method Duet knows, and the facts dispatch, admission and shaping read
+/// from it: which eras (and since which legacy version) have it, which direction it flows, which server
+/// capability gates it, whether its modern result carries cache hints, whether it may end in
+/// `input_required`, and which param an HTTP `Mcp-Name` header mirrors.
+///
+///     auto const* m = find_method("tools/list");
+///     m->available_in(version::v2026_07_28);    // true
+///     m->gate == capability::tools;
 #pragma once
 
 #include <duet/protocol/capabilities.hpp>

@@ -1,12 +1,12 @@
-// File: duet/protocol/param_headers.hpp
-//
-// Tool arguments mirrored into HTTP headers (DIGEST §9): a property whose schema carries
-// `"x-mcp-header": "Region"` travels, when present and not null, as `Mcp-Param-Region`. This file reads those
-// annotations out of a tool's inputSchema and enforces their constraints, so a server refuses a bad tool at
-// registration and a client drops it from a list.
-//
-//     auto bindings = collect_param_headers(tool["inputSchema"].as_object());
-//     // -> result: [{header:"Region", path:{"region"}, type:string}] or an error naming the violation
+/// @file duet/protocol/param_headers.hpp
+///
+/// Tool arguments mirrored into HTTP headers (DIGEST §9): a property whose schema carries `"x-mcp-header":
+/// "Region"` travels, when present and not null, as `Mcp-Param-Region`. This file reads those annotations out
+/// of a tool's inputSchema and enforces their constraints, so a server refuses a bad tool at registration and
+/// a client drops it from a list.
+///
+///     auto bindings = collect_param_headers(tool["inputSchema"].as_object());
+///     // -> result: [{header:"Region", path:{"region"}, type:string}] or an error naming the violation
 #pragma once
 
 #include <boost/json/object.hpp>

@@ -1,13 +1,13 @@
-// File: duet/protocol/request_headers.hpp
-//
-// The HTTP headers a modern request carries (DIGEST §9), computed from its body so that they cannot disagree
-// with it: `MCP-Protocol-Version` (the `_meta` version), `Mcp-Method`, `Mcp-Name` (tools/call and
-// prompts/get: `params.name`; resources/read: `params.uri`) and one `Mcp-Param-{Name}` per `x-mcp-header`
-// binding whose argument is present and not null. Values unsafe as plain ASCII travel in the `=?base64?...?=`
-// form. This is the client-side mirror of what admission checks on the server side.
-//
-//     auto bindings = collect_param_headers(tool.at("inputSchema").as_object());
-//     for(auto const& h : modern_request_headers(request, *bindings)) req.set(h.name, h.value);
+/// @file duet/protocol/request_headers.hpp
+///
+/// The HTTP headers a modern request carries (DIGEST §9), computed from its body so that they cannot disagree
+/// with it: `MCP-Protocol-Version` (the `_meta` version), `Mcp-Method`, `Mcp-Name` (tools/call and
+/// prompts/get: `params.name`; resources/read: `params.uri`) and one `Mcp-Param-{Name}` per `x-mcp-header`
+/// binding whose argument is present and not null. Values unsafe as plain ASCII travel in the
+/// `=?base64?...?=` form. This is the client-side mirror of what admission checks on the server side.
+///
+///     auto bindings = collect_param_headers(tool.at("inputSchema").as_object());
+///     for(auto const& h : modern_request_headers(request, *bindings)) req.set(h.name, h.value);
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>

@@ -1,13 +1,13 @@
-// File: duet/protocol/server_changes.hpp
-//
-// What a server announces as changed, one row per kind of change: the notification that announces it, the
-// methods whose results it outdates (a client's cache drops them), the member of subscriptions/listen's
-// `notifications` that asks for it, and the capability flag a server advertises it with. The server's own
-// events (server_event::kind), the client's cache and listens and the gateway's relay all read this table.
-//
-//     auto const* c = change_of("notifications/tools/list_changed");
-//     c->what == server_change::tools_changed;
-//     info(server_change::resources_changed).stale;   // resources/list, resources/templates/list
+/// @file duet/protocol/server_changes.hpp
+///
+/// What a server announces as changed, one row per kind of change: the notification that announces it, the
+/// methods whose results it outdates (a client's cache drops them), the member of subscriptions/listen's
+/// `notifications` that asks for it, and the capability flag a server advertises it with. The server's own
+/// events (server_event::kind), the client's cache and listens and the gateway's relay all read this table.
+///
+///     auto const* c = change_of("notifications/tools/list_changed");
+///     c->what == server_change::tools_changed;
+///     info(server_change::resources_changed).stale;   // resources/list, resources/templates/list
 #pragma once
 
 #include <duet/protocol/capabilities.hpp>

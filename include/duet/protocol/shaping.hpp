@@ -1,19 +1,19 @@
-// File: duet/protocol/shaping.hpp
-//
-// Result shaping per era and negotiated version (ERA-POLICY "Consequences"), in one place. Handlers build one
-// result in the newest shape; shape_result() makes it right for the request it answers:
-//
-//  - modern: stamp `resultType` ("complete" unless the handler returned "input_required"),
-//    `_meta["io.modelcontextprotocol/serverInfo"]`, and on server/discover, the four lists and resources/read
-//    the cache hints `ttlMs` / `cacheScope` (never on an input_required result);
-//  - legacy: remove every modern-only field (`resultType`, `ttlMs`, `cacheScope`, the serverInfo `_meta`
-//    key), and every field the negotiated version does not define (DIGEST §11): `title` before 2025-06-18,
-//    `icons` / `description` / `websiteUrl` before 2025-11-25, tool `annotations` before 2025-03-26,
-//    `outputSchema` and `structuredContent` before 2025-06-18 or when not an object, audio content before
-//    2025-03-26, `resource_link` content before 2025-06-18, `completions` capability before 2025-03-26.
-//
-//     shape_result(result, {.era = era::modern, .version = v, .method = method_id::tools_list,
-//                           .hints = {.ttl_ms = 60000}, .server_info = &info});
+/// @file duet/protocol/shaping.hpp
+///
+/// Result shaping per era and negotiated version (ERA-POLICY "Consequences"), in one place. Handlers build
+/// one result in the newest shape; shape_result() makes it right for the request it answers:
+///
+///  - modern: stamp `resultType` ("complete" unless the handler returned "input_required"),
+///    `_meta["io.modelcontextprotocol/serverInfo"]`, and on server/discover, the four lists and
+///    resources/read the cache hints `ttlMs` / `cacheScope` (never on an input_required result);
+///  - legacy: remove every modern-only field (`resultType`, `ttlMs`, `cacheScope`, the serverInfo `_meta`
+///    key), and every field the negotiated version does not define (DIGEST §11): `title` before 2025-06-18,
+///    `icons` / `description` / `websiteUrl` before 2025-11-25, tool `annotations` before 2025-03-26,
+///    `outputSchema` and `structuredContent` before 2025-06-18 or when not an object, audio content before
+///    2025-03-26, `resource_link` content before 2025-06-18, `completions` capability before 2025-03-26.
+///
+///     shape_result(result, {.era = era::modern, .version = v, .method = method_id::tools_list,
+///                           .hints = {.ttl_ms = 60000}, .server_info = &info});
 #pragma once
 
 #include <duet/protocol/method_table.hpp>

@@ -1,13 +1,13 @@
-// File: duet/protocol/version.hpp
-//
-// The registry of MCP protocol versions and the era each belongs to. Versions are an enum ordered by release;
-// every list (handshake versions, modern versions, what `server/discover` and -32022 advertise) is derived
-// from the one registry below, so the lists cannot drift apart. Version strings are never compared as
-// strings: an unknown string parses to nothing.
-//
-//     parse_version("2025-06-18") == version::v2025_06_18
-//     parse_version("2026-08")    == std::nullopt      // not "newer", just unknown
-//     era_of(version::v2026_07_28) == era::modern
+/// @file duet/protocol/version.hpp
+///
+/// The registry of MCP protocol versions and the era each belongs to. Versions are an enum ordered by
+/// release; every list (handshake versions, modern versions, what `server/discover` and -32022 advertise) is
+/// derived from the one registry below, so the lists cannot drift apart. Version strings are never compared
+/// as strings: an unknown string parses to nothing.
+///
+///     parse_version("2025-06-18") == version::v2025_06_18
+///     parse_version("2026-08")    == std::nullopt      // not "newer", just unknown
+///     era_of(version::v2026_07_28) == era::modern
 #pragma once
 
 #include <boost/json/array.hpp>

@@ -1,22 +1,22 @@
-// File: duet/server/connection.hpp
-//
-// One ordered, bidirectional message stream to one client: a stdio process, or anything framed like it. It
-// carries both eras at once: at most one legacy session (opened by `initialize`) and any number of modern
-// requests, interleaved (ERA-POLICY: a modern request never reads or changes the session). The connection
-// owns everything stateful for that stream: the legacy session, in-flight requests and their cancellation,
-// modern listen streams, and requests sent to the client. A transport either streams frames into it
-// (receive, finish) or hands it one request at a time and delivers the answer itself (async_answer,
-// answer_now); HTTP does both for a legacy session.
-//
-//     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
-//     conn->receive(lines);                 // every inbound frame, in order
-//     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then
-//     done
-//
-// @par Thread safety
-// receive(), receive_oversized(), finish(), cancel_requests() and on_server_event() may be called from any
-// thread; all state lives on the connection's strand. The writer is called from that strand only, one message
-// at a time, in order.
+/// @file duet/server/connection.hpp
+///
+/// One ordered, bidirectional message stream to one client: a stdio process, or anything framed like it. It
+/// carries both eras at once: at most one legacy session (opened by `initialize`) and any number of modern
+/// requests, interleaved (ERA-POLICY: a modern request never reads or changes the session). The connection
+/// owns everything stateful for that stream: the legacy session, in-flight requests and their cancellation,
+/// modern listen streams, and requests sent to the client. A transport either streams frames into it
+/// (receive, finish) or hands it one request at a time and delivers the answer itself (async_answer,
+/// answer_now); HTTP does both for a legacy session.
+///
+///     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
+///     conn->receive(lines);                 // every inbound frame, in order
+///     conn->finish([&] { io.stop(); });     // end of input: in-flight requests finish, listens end, then
+///     done
+///
+/// @par Thread safety
+/// receive(), receive_oversized(), finish(), cancel_requests() and on_server_event() may be called from any
+/// thread; all state lives on the connection's strand. The writer is called from that strand only, one
+/// message at a time, in order.
 #pragma once
 
 #include <duet/jsonrpc/codec.hpp>

@@ -1,12 +1,12 @@
-// File: duet/server/content.hpp
-//
-// What handlers return: tool results, prompt results and resource contents, with helpers for the content
-// blocks MCP defines. Results are written once, in the newest shape; protocol::shape_result() trims them for
-// older legacy versions.
-//
-//     return tool_result::text("42");
-//     return tool_result::error("state must be a two-letter code");     // isError: true, not a protocol
-//     error tool_result r; r.content.push_back(image_content(png_b64, "image/png"));
+/// @file duet/server/content.hpp
+///
+/// What handlers return: tool results, prompt results and resource contents, with helpers for the content
+/// blocks MCP defines. Results are written once, in the newest shape; protocol::shape_result() trims them for
+/// older legacy versions.
+///
+///     return tool_result::text("42");
+///     return tool_result::error("state must be a two-letter code");     // isError: true, not a protocol
+///     error tool_result r; r.content.push_back(image_content(png_b64, "image/png"));
 #pragma once
 
 #include <boost/json/array.hpp>

@@ -1,18 +1,18 @@
-// File: duet/server/definitions.hpp
-//
-// The things a server offers, each declared once and served in both eras: tools, resources, resource
-// templates and prompts. Fields map one-to-one to the wire (DIGEST §12); empty optional fields are left out.
-//
-// Every handler that serves a request (tools/call, prompts/get, resources/read) is a coroutine, so it can ask
-// the client for input with request_context::async_input in both eras. server::add_tool / add_prompt /
-// add_resource / add_resource_template also take plain functions and run them off the I/O threads, unless the
-// definition says the function is cheap enough to run where the request is served (`run_plain`).
-//
-//     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
-//                          .input_schema = {{"type","object"}, {"properties", {{"text",
-//                          {{"type","string"}}}}}}, .handler = echo});
-//     server.add_prompt(prompt{.name = "intro"}, [](prompt_arguments const& args, request_context& ctx)
-//                                                    -> boost::asio::awaitable<prompt_result> { ... });
+/// @file duet/server/definitions.hpp
+///
+/// The things a server offers, each declared once and served in both eras: tools, resources, resource
+/// templates and prompts. Fields map one-to-one to the wire (DIGEST §12); empty optional fields are left out.
+///
+/// Every handler that serves a request (tools/call, prompts/get, resources/read) is a coroutine, so it can
+/// ask the client for input with request_context::async_input in both eras. server::add_tool / add_prompt /
+/// add_resource / add_resource_template also take plain functions and run them off the I/O threads, unless
+/// the definition says the function is cheap enough to run where the request is served (`run_plain`).
+///
+///     server.add_tool(tool{.name = "echo", .description = "Echoes its text",
+///                          .input_schema = {{"type","object"}, {"properties", {{"text",
+///                          {{"type","string"}}}}}}, .handler = echo});
+///     server.add_prompt(prompt{.name = "intro"}, [](prompt_arguments const& args, request_context& ctx)
+///                                                    -> boost::asio::awaitable<prompt_result> { ... });
 #pragma once
 
 #include <duet/protocol/param_headers.hpp>

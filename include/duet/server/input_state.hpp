@@ -1,14 +1,14 @@
-// File: duet/server/input_state.hpp
-//
-// The sealed `requestState` of a modern multi round-trip request (SEP-2322, DIGEST §4). Between rounds the
-// server keeps nothing: everything a handler needs on the next retry (the answers of earlier rounds and the
-// handler's own small state) travels to the client and back inside `requestState`, sealed with HMAC-SHA256
-// (OpenSSL) over that content, the method, the params that matter and an expiry. A tampered, expired or
-// mismatched state is refused, never re-prompted.
-//
-//     state_sealer sealer(key);                                       // key: configured, or random per
-//     process auto token = sealer.seal("tools/call", params, state, now + 10min); auto back =
-//     sealer.open(token, "tools/call", params, now);       // result<input_state, std::string>
+/// @file duet/server/input_state.hpp
+///
+/// The sealed `requestState` of a modern multi round-trip request (SEP-2322, DIGEST §4). Between rounds the
+/// server keeps nothing: everything a handler needs on the next retry (the answers of earlier rounds and the
+/// handler's own small state) travels to the client and back inside `requestState`, sealed with HMAC-SHA256
+/// (OpenSSL) over that content, the method, the params that matter and an expiry. A tampered, expired or
+/// mismatched state is refused, never re-prompted.
+///
+///     state_sealer sealer(key);                                       // key: configured, or random per
+///     process auto token = sealer.seal("tools/call", params, state, now + 10min); auto back =
+///     sealer.open(token, "tools/call", params, now);       // result<input_state, std::string>
 #pragma once
 
 #include <boost/json/object.hpp>

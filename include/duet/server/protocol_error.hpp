@@ -1,8 +1,8 @@
-// File: duet/server/protocol_error.hpp
-//
-// The one exception a handler throws on purpose: the client gets exactly this JSON-RPC error.
-//
-//     throw protocol_error(protocol::invalid_params("date must be in the future"));
+/// @file duet/server/protocol_error.hpp
+///
+/// The one exception a handler throws on purpose: the client gets exactly this JSON-RPC error.
+///
+///     throw protocol_error(protocol::invalid_params("date must be in the future"));
 #pragma once
 
 #include <duet/jsonrpc/error.hpp>

@@ -1,17 +1,17 @@
-// File: duet/server/request_context.hpp
-//
-// What a handler knows and can do while it serves one request, the same in both eras: the era and version,
-// the client's capabilities and info *for this request*, progress, logging, cancellation, and (legacy
-// sessions) requests to the client.
-//
-//     tool_result slow(boost::json::object const&, request_context& ctx) {
-//         for(int i = 0; i < 10 && !ctx.cancelled(); ++i) { work(); ctx.report_progress(i + 1, 10); }
-//         ...
-//     }
-//
-// @par Thread safety
-// A context may be used from the thread a plain handler runs on and from the connection's own executor; every
-// member is safe to call concurrently. It must not outlive the handler call it was passed to.
+/// @file duet/server/request_context.hpp
+///
+/// What a handler knows and can do while it serves one request, the same in both eras: the era and version,
+/// the client's capabilities and info *for this request*, progress, logging, cancellation, and (legacy
+/// sessions) requests to the client.
+///
+///     tool_result slow(boost::json::object const&, request_context& ctx) {
+///         for(int i = 0; i < 10 && !ctx.cancelled(); ++i) { work(); ctx.report_progress(i + 1, 10); }
+///         ...
+///     }
+///
+/// @par Thread safety
+/// A context may be used from the thread a plain handler runs on and from the connection's own executor;
+/// every member is safe to call concurrently. It must not outlive the handler call it was passed to.
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
@@ -228,5 +228,7 @@ private:
 
 } // namespace duet::server
 
+/// @cond
 template<>
 struct boost::system::is_error_code_enum<duet::server::peer_errc> : std::true_type {};
+/// @endcond

@@ -1,24 +1,24 @@
-// File: duet/server/server.hpp
-//
-// An MCP server: what it offers (tools, resources, templates, prompts), how it describes itself, and the
-// stateless half of dispatch that both eras share. Transports attach connections (duet/server/connection.hpp)
-// that own the per-session half.
-//
-//     duet::server::server srv({.info = {.name = "demo", .version = "1.0"}});
-//     srv.add_tool({.name = "lookup", .input_schema = ...}, [](json::object const& args, request_context&) {
-//         return tool_result::text(read_file(args.at("path")));           // plain: runs off the I/O threads
-//     });
-//     srv.add_tool({.name = "echo", .input_schema = ..., .run_plain = plain_run::inline_on_io},
-//                  [](json::object const& args, request_context&) {       // cheap and never blocks: runs
-//                      return tool_result::text(args.at("text").as_string());   // where it is served
-//                  });
-//     srv.add_typed_tool<forecast_args>({.name = "forecast"}, [](forecast_args const& in, request_context&) {
-//         return forecast{...};                                             // -> structuredContent + text
-//     });
-//
-// @par Thread safety
-// Registration and removal may happen at any time from any thread, while requests are served; each change
-// emits the matching list_changed to every listener.
+/// @file duet/server/server.hpp
+///
+/// An MCP server: what it offers (tools, resources, templates, prompts), how it describes itself, and the
+/// stateless half of dispatch that both eras share. Transports attach connections
+/// (duet/server/connection.hpp) that own the per-session half.
+///
+///     duet::server::server srv({.info = {.name = "demo", .version = "1.0"}});
+///     srv.add_tool({.name = "lookup", .input_schema = ...}, [](json::object const& args, request_context&) {
+///         return tool_result::text(read_file(args.at("path")));           // plain: runs off the I/O threads
+///     });
+///     srv.add_tool({.name = "echo", .input_schema = ..., .run_plain = plain_run::inline_on_io},
+///                  [](json::object const& args, request_context&) {       // cheap and never blocks: runs
+///                      return tool_result::text(args.at("text").as_string());   // where it is served
+///                  });
+///     srv.add_typed_tool<forecast_args>({.name = "forecast"}, [](forecast_args const& in, request_context&){
+///         return forecast{...};                                             // -> structuredContent + text
+///     });
+///
+/// @par Thread safety
+/// Registration and removal may happen at any time from any thread, while requests are served; each change
+/// emits the matching list_changed to every listener.
 #pragma once
 
 #include <duet/protocol/admission.hpp>
@@ -161,6 +161,7 @@ public:
     }
 };
 
+/// @cond
 namespace detail {
 template<class F>
 struct callable_traits : callable_traits<decltype(&F::operator())> {};
@@ -183,6 +184,7 @@ struct is_awaitable<boost::asio::awaitable<T, E>> : std::true_type {
     using value_type = T;
 };
 } // namespace detail
+/// @endcond
 
 class server {
 public:

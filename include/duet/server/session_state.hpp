@@ -1,11 +1,11 @@
-// File: duet/server/session_state.hpp
-//
-// Everything a legacy session is besides its live parts: what `initialize` negotiated and the client
-// declared, and what the session's own methods changed since (logging/setLevel, resources/subscribe). A
-// shared store keeps it, so that a process that did not open the session serves it too (connection::
-// restore_session), and every change a connection makes is handed to the store (connection_options::
-// on_session_change). The live parts (running handlers, requests awaiting the client's answer) stay with
-// the process that runs them.
+/// @file duet/server/session_state.hpp
+///
+/// Everything a legacy session is besides its live parts: what `initialize` negotiated and the client
+/// declared, and what the session's own methods changed since (logging/setLevel, resources/subscribe). A
+/// shared store keeps it, so that a process that did not open the session serves it too (connection::
+/// restore_session), and every change a connection makes is handed to the store (connection_options::
+/// on_session_change). The live parts (running handlers, requests awaiting the client's answer) stay with
+/// the process that runs them.
 #pragma once
 
 #include <duet/protocol/envelope.hpp>

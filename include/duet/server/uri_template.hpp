@@ -1,11 +1,11 @@
-// File: duet/server/uri_template.hpp
-//
-// Matching URIs against RFC 6570 templates of levels 1 and 2, the forms resource templates use:
-// `{var}` matches one non-empty run of characters other than '/', '?', '#' and ','; `{+var}` matches any
-// non-empty text. Percent-encoded text is returned as sent.
-//
-//     match_uri_template("file:///{dir}/{name}", "file:///docs/a.txt") -> {{"dir","docs"},{"name","a.txt"}}
-//     match_uri_template("file:///{dir}/{name}", "file:///a.txt")      -> nothing
+/// @file duet/server/uri_template.hpp
+///
+/// Matching URIs against RFC 6570 templates of levels 1 and 2, the forms resource templates use:
+/// `{var}` matches one non-empty run of characters other than '/', '?', '#' and ','; `{+var}` matches any
+/// non-empty text. Percent-encoded text is returned as sent.
+///
+///     match_uri_template("file:///{dir}/{name}", "file:///docs/a.txt") -> {{"dir","docs"},{"name","a.txt"}}
+///     match_uri_template("file:///{dir}/{name}", "file:///a.txt")      -> nothing
 #pragma once
 
 #include <map>

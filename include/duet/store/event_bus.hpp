@@ -1,13 +1,13 @@
-// File: duet/store/event_bus.hpp
-//
-// What every process serving one endpoint must hear: a server's announcements (list_changed,
-// resources/updated), published where the change happened and delivered to every subscriber of the topic,
-// which fans them out to its own process's legacy sessions and listen streams. Topics and payloads are
-// strings, so a shared bus (Redis pub/sub) carries them as they are.
-//
-// @par Thread safety
-// Every member may be called from any thread. A handler runs on the thread that delivers (the publisher's, in
-// memory) and must hand off anything slow.
+/// @file duet/store/event_bus.hpp
+///
+/// What every process serving one endpoint must hear: a server's announcements (list_changed,
+/// resources/updated), published where the change happened and delivered to every subscriber of the topic,
+/// which fans them out to its own process's legacy sessions and listen streams. Topics and payloads are
+/// strings, so a shared bus (Redis pub/sub) carries them as they are.
+///
+/// @par Thread safety
+/// Every member may be called from any thread. A handler runs on the thread that delivers (the publisher's,
+/// in memory) and must hand off anything slow.
 #pragma once
 
 #include <chrono>

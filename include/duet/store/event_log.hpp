@@ -1,18 +1,18 @@
-// File: duet/store/event_log.hpp
-//
-// One resumable SSE stream of a legacy session (DIGEST §9 "Resumability"): the session's standalone GET
-// stream (number 0) or the stream of one POST request. Every event gets a sequence number; the newest ones,
-// within the store's replay window, are kept, so a client whose connection broke resumes with `Last-Event-ID`
-// and receives what followed, on that stream only (the spec forbids replaying another stream's messages).
-// That window is also the stream's write-queue bound: a reader that falls further behind loses the oldest
-// events. One reader (an HTTP response) is attached at a time.
-//
-// What crosses the interface can cross a process: stream numbers, sequence numbers, reader tokens and
-// serialized messages as strings. The one exception is a reader's wake-up, a callback into the process the
-// reader runs in; a shared implementation calls it when its notification (e.g. pub/sub) arrives there.
-//
-// @par Thread safety
-// Every member may be called from any thread.
+/// @file duet/store/event_log.hpp
+///
+/// One resumable SSE stream of a legacy session (DIGEST §9 "Resumability"): the session's standalone GET
+/// stream (number 0) or the stream of one POST request. Every event gets a sequence number; the newest ones,
+/// within the store's replay window, are kept, so a client whose connection broke resumes with
+/// `Last-Event-ID` and receives what followed, on that stream only (the spec forbids replaying another
+/// stream's messages). That window is also the stream's write-queue bound: a reader that falls further behind
+/// loses the oldest events. One reader (an HTTP response) is attached at a time.
+///
+/// What crosses the interface can cross a process: stream numbers, sequence numbers, reader tokens and
+/// serialized messages as strings. The one exception is a reader's wake-up, a callback into the process the
+/// reader runs in; a shared implementation calls it when its notification (e.g. pub/sub) arrives there.
+///
+/// @par Thread safety
+/// Every member may be called from any thread.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// File: duet/store/memory.hpp
-//
-// The in-memory stores: one process's sessions and event logs (the default of transport::http_server) and
-// event bus (the default of server::server).
+/// @file duet/store/memory.hpp
+///
+/// The in-memory stores: one process's sessions and event logs (the default of transport::http_server) and
+/// event bus (the default of server::server).
 #pragma once
 
 #include <duet/store/event_bus.hpp>

@@ -1,17 +1,17 @@
-// File: duet/store/redis.hpp
-//
-// The stores several processes serving one endpoint share through one Redis: the event bus of announcements
-// (pub/sub) today. Reached with hiredis' asynchronous API driven by Asio's reactor, pipelined, and
-// reconnecting with backoff when Redis goes away; while it is away, what needs it fails at once rather than
-// waiting.
-//
-//     auto where = store::parse_redis_url("redis://127.0.0.1:6379/0");       // or an error in words
-//     if (auto down = store::redis_unreachable(*where, std::chrono::seconds(2)); !down.empty()) exit(3);
-//     options.event_bus = store::make_redis_event_bus(io.get_executor(), *where);
-//
-// @par Thread safety
-// What make_redis_event_bus() returns may be used from any thread; its handlers run on the bus's own strand
-// of the executor given.
+/// @file duet/store/redis.hpp
+///
+/// The stores several processes serving one endpoint share through one Redis: the event bus of announcements
+/// (pub/sub) today. Reached with hiredis' asynchronous API driven by Asio's reactor, pipelined, and
+/// reconnecting with backoff when Redis goes away; while it is away, what needs it fails at once rather than
+/// waiting.
+///
+///     auto where = store::parse_redis_url("redis://127.0.0.1:6379/0");       // or an error in words
+///     if (auto down = store::redis_unreachable(*where, std::chrono::seconds(2)); !down.empty()) exit(3);
+///     options.event_bus = store::make_redis_event_bus(io.get_executor(), *where);
+///
+/// @par Thread safety
+/// What make_redis_event_bus() returns may be used from any thread; its handlers run on the bus's own strand
+/// of the executor given.
 #pragma once
 
 #include <duet/store/event_bus.hpp>

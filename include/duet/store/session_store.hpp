@@ -1,19 +1,19 @@
-// File: duet/store/session_store.hpp
-//
-// Legacy Streamable HTTP sessions as a store keeps them: the id the client echoes, whether the session is
-// alive (touched by its traffic, ended by DELETE, expiry or a drain), and its resumable streams
-// (event_log.hpp): the standalone one that GET delivers, and one per POST answered with SSE.
-//
-// A session also has a live half that cannot leave the process serving it: the transport's
-// server::connection (handlers, pending server-to-client requests, a strand). The store does not share it;
-// it keeps the `session_local` the transport gave at create() beside the record, untouched, so a lookup finds
-// both at once. A shared store (Redis) keeps it in the process that gave it: a process that finds a session
-// another opened gives it a live half of its own (adopt()), built from the state the first one saved
-// (save_state()). The live halves of one session hear each other through broadcast(): a client's answer to
-// a request, or its cancellation, reaches the process running that request wherever the client sent it.
-//
-// @par Thread safety
-// Every member may be called from any thread.
+/// @file duet/store/session_store.hpp
+///
+/// Legacy Streamable HTTP sessions as a store keeps them: the id the client echoes, whether the session is
+/// alive (touched by its traffic, ended by DELETE, expiry or a drain), and its resumable streams
+/// (event_log.hpp): the standalone one that GET delivers, and one per POST answered with SSE.
+///
+/// A session also has a live half that cannot leave the process serving it: the transport's
+/// server::connection (handlers, pending server-to-client requests, a strand). The store does not share it;
+/// it keeps the `session_local` the transport gave at create() beside the record, untouched, so a lookup
+/// finds both at once. A shared store (Redis) keeps it in the process that gave it: a process that finds a
+/// session another opened gives it a live half of its own (adopt()), built from the state the first one saved
+/// (save_state()). The live halves of one session hear each other through broadcast(): a client's answer to a
+/// request, or its cancellation, reaches the process running that request wherever the client sent it.
+///
+/// @par Thread safety
+/// Every member may be called from any thread.
 #pragma once
 
 #include <duet/store/event_log.hpp>

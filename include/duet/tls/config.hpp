@@ -1,13 +1,13 @@
-// File: duet/tls/config.hpp
-//
-// What TLS a server listens with and what a client trusts: PEM files named by path, read when the server or
-// client is made (and again by http_server::reload_tls). OpenSSL through Asio's ssl::context; nothing else.
-//
-//     duet::transport::http_options opts;
-//     opts.tls = duet::tls::server_config{.cert_file = "chain.pem", .key_file = "key.pem"};
-//
-//     duet::client::http_target t{"https://mcp.example/mcp"};
-//     t.tls.ca_file = "private-ca.pem";           // trusted besides the system store
+/// @file duet/tls/config.hpp
+///
+/// What TLS a server listens with and what a client trusts: PEM files named by path, read when the server or
+/// client is made (and again by http_server::reload_tls). OpenSSL through Asio's ssl::context; nothing else.
+///
+///     duet::transport::http_options opts;
+///     opts.tls = duet::tls::server_config{.cert_file = "chain.pem", .key_file = "key.pem"};
+///
+///     duet::client::http_target t{"https://mcp.example/mcp"};
+///     t.tls.ca_file = "private-ca.pem";           // trusted besides the system store
 #pragma once
 
 #include <chrono>

@@ -1,28 +1,28 @@
-// File: duet/transport/http_server.hpp
-//
-// Streamable HTTP (DIGEST §9) for both eras on one endpoint, on Boost.Beast. A POST whose body claims a
-// protocol version in `_meta` is modern and served statelessly (JSON, or SSE when the handler streams
-// notifications, and always for subscriptions/listen); `initialize` opens a legacy session
-// (`Mcp-Session-Id`), which later POSTs, GET (its standalone SSE stream) and DELETE continue. A session's SSE
-// streams carry event ids and resume with `Last-Event-ID` from a bounded replay buffer; at 2025-11-25 they
-// open with a priming event and `retry`, and a handler may end its POST stream early for the client to
-// resume it (request_context::close_sse_stream, SEP-1699 polling). The era is decided by protocol::admit,
-// never here; this file maps its verdicts to HTTP.
-//
-//     duet::transport::http_options opts{.port = 0};
-//     duet::transport::http_server http(srv, opts);
-//     if(auto ec = http.listen()) ...;            // binds; http.url() names the endpoint
-//     http.run();                                  // serves until SIGINT/SIGTERM, then drains
-//
-// @par Safety
-// Binds 127.0.0.1 by default; rejects foreign `Origin`/`Host` headers (403, DNS-rebinding protection); bounds
-// bodies (413), headers (431), sessions, listen streams (503) and idle time before any JSON is parsed;
-// optionally an OAuth 2.1 resource server (protected_resource.hpp: bearer tokens, 401/403 challenges,
-// protected resource metadata).
-//
-// @par Policy hooks
-// What a deployment decides (which requests to refuse, whether it is healthy) stays with it: request_gate
-// and probes are asked, and the server carries out their answers.
+/// @file duet/transport/http_server.hpp
+///
+/// Streamable HTTP (DIGEST §9) for both eras on one endpoint, on Boost.Beast. A POST whose body claims a
+/// protocol version in `_meta` is modern and served statelessly (JSON, or SSE when the handler streams
+/// notifications, and always for subscriptions/listen); `initialize` opens a legacy session
+/// (`Mcp-Session-Id`), which later POSTs, GET (its standalone SSE stream) and DELETE continue. A session's
+/// SSE streams carry event ids and resume with `Last-Event-ID` from a bounded replay buffer; at 2025-11-25
+/// they open with a priming event and `retry`, and a handler may end its POST stream early for the client to
+/// resume it (request_context::close_sse_stream, SEP-1699 polling). The era is decided by protocol::admit,
+/// never here; this file maps its verdicts to HTTP.
+///
+///     duet::transport::http_options opts{.port = 0};
+///     duet::transport::http_server http(srv, opts);
+///     if(auto ec = http.listen()) ...;            // binds; http.url() names the endpoint
+///     http.run();                                  // serves until SIGINT/SIGTERM, then drains
+///
+/// @par Safety
+/// Binds 127.0.0.1 by default; rejects foreign `Origin`/`Host` headers (403, DNS-rebinding protection);
+/// bounds bodies (413), headers (431), sessions, listen streams (503) and idle time before any JSON is
+/// parsed; optionally an OAuth 2.1 resource server (protected_resource.hpp: bearer tokens, 401/403
+/// challenges, protected resource metadata).
+///
+/// @par Policy hooks
+/// What a deployment decides (which requests to refuse, whether it is healthy) stays with it: request_gate
+/// and probes are asked, and the server carries out their answers.
 #pragma once
 
 #include <duet/protocol/caller.hpp>

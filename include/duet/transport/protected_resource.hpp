@@ -1,21 +1,21 @@
-// File: duet/transport/protected_resource.hpp
-//
-// An HTTP server as an OAuth 2.1 resource server (the MCP authorization spec): every request needs a bearer
-// token its verifier accepts, and the server publishes where tokens come from (Protected Resource Metadata,
-// RFC 9728). Both eras, POST, GET and DELETE alike; stdio is not affected.
-//
-//     http_options opts;
-//     opts.authorization = protected_resource{
-//         .verifier = auth::make_jwt_verifier(io.get_executor(), jwks_url, rules).value(),
-//         .resource = "https://mcp.example/mcp",
-//         .authorization_servers = {"https://as.example"},
-//         .required_scopes = {"mcp"}};
-//
-// Answers: a missing token 401 with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a bad one
-// the same with `error="invalid_token"`; a token without a scope the request needs 403 with
-// `error="insufficient_scope"` and every needed scope; a token in the query string 400; a verifier that
-// cannot reach its authorization server 503. The metadata is served at the path-based well-known URL of
-// `resource` and of each route, and at the root one, to any origin (CORS), cacheable.
+/// @file duet/transport/protected_resource.hpp
+///
+/// An HTTP server as an OAuth 2.1 resource server (the MCP authorization spec): every request needs a bearer
+/// token its verifier accepts, and the server publishes where tokens come from (Protected Resource Metadata,
+/// RFC 9728). Both eras, POST, GET and DELETE alike; stdio is not affected.
+///
+///     http_options opts;
+///     opts.authorization = protected_resource{
+///         .verifier = auth::make_jwt_verifier(io.get_executor(), jwks_url, rules).value(),
+///         .resource = "https://mcp.example/mcp",
+///         .authorization_servers = {"https://as.example"},
+///         .required_scopes = {"mcp"}};
+///
+/// Answers: a missing token 401 with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a bad one
+/// the same with `error="invalid_token"`; a token without a scope the request needs 403 with
+/// `error="insufficient_scope"` and every needed scope; a token in the query string 400; a verifier that
+/// cannot reach its authorization server 503. The metadata is served at the path-based well-known URL of
+/// `resource` and of each route, and at the root one, to any origin (CORS), cacheable.
 #pragma once
 
 #include <duet/auth/token_verifier.hpp>

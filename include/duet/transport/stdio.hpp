@@ -1,14 +1,14 @@
-// File: duet/transport/stdio.hpp
-//
-// The stdio transport (DIGEST §10): newline-delimited UTF-8 JSON-RPC on stdin/stdout, both eras on one
-// process. Requests are handled concurrently (a slow tool never blocks a fast one), writes are serialized
-// (what accumulates while one is under way goes out in the next), only MCP messages reach stdout, a line over
-// the size bound is answered -32600 and skipped, and end of input lets in-flight requests finish before
-// serve_stdio() returns. Pipes and sockets are read and written by the I/O thread itself; a regular file or
-// a terminal gets a thread of its own, so a slow reader never stalls serving.
-//
-//     duet::server::server srv(...);
-//     return duet::transport::serve_stdio(srv);     // exit code for main()
+/// @file duet/transport/stdio.hpp
+///
+/// The stdio transport (DIGEST §10): newline-delimited UTF-8 JSON-RPC on stdin/stdout, both eras on one
+/// process. Requests are handled concurrently (a slow tool never blocks a fast one), writes are serialized
+/// (what accumulates while one is under way goes out in the next), only MCP messages reach stdout, a line
+/// over the size bound is answered -32600 and skipped, and end of input lets in-flight requests finish before
+/// serve_stdio() returns. Pipes and sockets are read and written by the I/O thread itself; a regular file or
+/// a terminal gets a thread of its own, so a slow reader never stalls serving.
+///
+///     duet::server::server srv(...);
+///     return duet::transport::serve_stdio(srv);     // exit code for main()
 #pragma once
 
 #include <duet/server/server.hpp>

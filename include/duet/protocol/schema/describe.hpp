@@ -1,23 +1,23 @@
-// File: duet/protocol/schema/describe.hpp
-//
-// C++ types as JSON Schema, and JSON to and from those types: the machinery behind typed tools. The one place
-// Boost.Describe is used, so C++26 reflection can replace it later without touching callers.
-//
-//     struct forecast_args {
-//         std::string state;                 // required
-//         std::optional<double> latitude;    // optional: left out of "required"
-//     };
-//     BOOST_DESCRIBE_STRUCT(forecast_args, (), (state, latitude))
-//
-//     schema_of<forecast_args>()
-//       -> {"type":"object","properties":{"state":{"type":"string"},"latitude":{"type":"number"}},
-//           "required":["state"]}
-//     decode<forecast_args>(json)   // result<forecast_args, decode_error>, never throws on bad input
-//     encode(value)                  // boost::json::value
-//
-// Supported: bool, integers, floating point, std::string, std::optional<T>, std::vector<T>,
-// std::map<std::string, T>, described structs, described enums (as string enums), and boost::json::value
-// (any JSON). Anything else fails to compile.
+/// @file duet/protocol/schema/describe.hpp
+///
+/// C++ types as JSON Schema, and JSON to and from those types: the machinery behind typed tools. The one
+/// place Boost.Describe is used, so C++26 reflection can replace it later without touching callers.
+///
+///     struct forecast_args {
+///         std::string state;                 // required
+///         std::optional<double> latitude;    // optional: left out of "required"
+///     };
+///     BOOST_DESCRIBE_STRUCT(forecast_args, (), (state, latitude))
+///
+///     schema_of<forecast_args>()
+///       -> {"type":"object","properties":{"state":{"type":"string"},"latitude":{"type":"number"}},
+///           "required":["state"]}
+///     decode<forecast_args>(json)   // result<forecast_args, decode_error>, never throws on bad input
+///     encode(value)                  // boost::json::value
+///
+/// Supported: bool, integers, floating point, std::string, std::optional<T>, std::vector<T>,
+/// std::map<std::string, T>, described structs, described enums (as string enums), and boost::json::value
+/// (any JSON). Anything else fails to compile.
 #pragma once
 
 #include <boost/describe/enum.hpp>
