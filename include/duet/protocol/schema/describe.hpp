@@ -174,7 +174,8 @@ template<class T>
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string())
             return fail("expected a string");
-        return std::string(v.get_string());
+        // In place: decode_error is an aggregate of strings, so a std::string converts to either alternative.
+        return boost::system::result<T, decode_error>(boost::system::in_place_value, v.get_string());
     } else if constexpr (std::is_same_v<T, boost::json::value>) {
         return v;
     } else if constexpr (is_optional<T>::value) {
