@@ -1,10 +1,11 @@
 # The two commands: `make run` and `make test`. Both install what is missing first (scripts/bootstrap).
 SHELL := /bin/bash
 BUILD ?= build
+PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 600
 
-.PHONY: run test build bootstrap fuzz bench soak docs format format-check clean
+.PHONY: run test build bootstrap fuzz bench soak docs install deb format format-check clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -40,6 +41,16 @@ bench: bootstrap
 # when memory grows past its bound after warm-up or descriptors and children do not come back (bench/soak.mjs).
 soak: bootstrap
 	@scripts/build release && SOAK_SECONDS=$(SOAK_SECONDS) node bench/soak.mjs
+
+# The optimized build installed under PREFIX: headers, libraries, the programs, the CMake package
+# (find_package(duet)) and duet.pc (cmake/duet_install.cmake). `make install PREFIX=~/.local`.
+install: bootstrap
+	@scripts/build release && cmake --install $(BUILD)/release --prefix $(PREFIX)
+
+# The Debian packages duet and libduet-dev from the optimized build (cmake/duet_package.cmake).
+deb: bootstrap
+	@scripts/build release && (cd $(BUILD)/release && rm -f packages/*.deb && cpack >/dev/null) && \
+	    ls $(BUILD)/release/packages/*.deb
 
 # The API reference: doxygen over the public headers (docs/Doxyfile), the version from include/duet/version.hpp,
 # into $(BUILD)/docs/html. Any warning fails it, as the "docs (doxygen)" stage of `make test` does.

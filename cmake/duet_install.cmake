@@ -15,6 +15,9 @@ foreach(library IN LISTS duet_public_libraries duet_internal_libraries)
     # 0.x: a minor release may change the ABI, so the soname carries the minor version.
     set_target_properties(${library} PROPERTIES EXPORT_NAME ${exported} VERSION ${PROJECT_VERSION}
                                                 SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+    if(BUILD_SHARED_LIBS) # each finds the others beside it, wherever the prefix is
+        set_target_properties(${library} PROPERTIES INSTALL_RPATH "$ORIGIN")
+    endif()
 endforeach()
 
 install(TARGETS ${duet_public_libraries} ${duet_internal_libraries} EXPORT duet-targets
@@ -57,8 +60,13 @@ string(JOIN " " duet_pc_libs ${duet_pc_link_order})
 configure_file(cmake/duet.pc.in ${PROJECT_BINARY_DIR}/duet.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/duet.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
+# Shared builds: the programs find the libraries beside them wherever the prefix is.
+file(RELATIVE_PATH duet_bin_to_lib /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
 foreach(program duet duet-conformance-server duet-conformance-client)
     if(TARGET ${program})
+        if(BUILD_SHARED_LIBS)
+            set_target_properties(${program} PROPERTIES INSTALL_RPATH "$ORIGIN/${duet_bin_to_lib}")
+        endif()
         install(TARGETS ${program} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
     endif()
 endforeach()
