@@ -98,6 +98,11 @@ int run_gateway(gateway_cli const& flags) {
         std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
         return refused->exit_code;
     }
+    auto scrape = start_metrics(planned->cli.metrics, shared, &planned->http);
+    if (!scrape) {
+        std::fprintf(stderr, "duet gateway: %s\n", scrape.error().c_str());
+        return 1;
+    }
     gateway_runtime runtime(io, flags, std::move(*planned), std::move(shared));
     if (auto failed = runtime.start())
         return failed;
@@ -194,6 +199,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     add_store_flags(*cmd, cli->store);
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
+    add_metrics_flags(*cmd, cli->metrics);
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");
     add_tls_server_flags(*cmd, cli->listener_tls);
     add_listener_flags(*cmd, cli->listener, cli->http);

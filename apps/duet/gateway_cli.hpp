@@ -13,6 +13,7 @@
 
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/metrics_flags.hpp"
 #include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
 #include "upstream_auth.hpp"
@@ -55,6 +56,7 @@ struct gateway_cli {
     bool share_sessions = false;
     bool busy_batching = true;
     transport::http_options http;
+    metrics_flags metrics;
     tls_server_flags listener_tls;
     listener_flags listener;
     /// The config file's bearerToken, read already; a --bearer-token(-file) flag wins over it, and it over

@@ -118,6 +118,8 @@ void read_gateway(reader& r, json::value const& v, gateway_cli& cli) {
                            }
                            return s;
                        })},
+         {"metricsPort", into(cli.metrics.port, {"--metrics-port"}, whole(0, 65535))},
+         {"metricsHost", into(cli.metrics.host, {"--metrics-host"}, text)},
          {"threads", into(http.io_threads, {"--threads"}, whole(1, 256))},
          {"allowHosts", into(http.allowed_hosts, {"--allow-host"}, list)},
          {"allowOrigins", into(http.allowed_origins, {"--allow-origin"}, list)},

@@ -214,7 +214,9 @@ gateway_runtime::make_endpoint(std::string path, std::vector<live_upstream const
     e->path = std::move(path);
     e->upstream = std::move(upstream);
     e->merged = gateway::merged_backend::create(std::move(list), std::move(options));
-    e->srv = std::make_unique<server::server>(e->merged->describe());
+    auto described = e->merged->describe();
+    described.metrics = shared_.metrics;
+    e->srv = std::make_unique<server::server>(std::move(described));
     e->merged->attach(*e->srv);
     return e;
 }

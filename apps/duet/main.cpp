@@ -19,6 +19,7 @@
 #include "cmd_gateway.hpp"
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/metrics_flags.hpp"
 #include "common/state_key_flags.hpp"
 #include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
@@ -81,6 +82,8 @@ int main(int argc, char** argv) {
     duet::apps::add_state_key_flags(*serve, state_keys);
     duet::apps::store_flags store;
     duet::apps::add_store_flags(*serve, store);
+    duet::apps::metrics_flags metrics;
+    duet::apps::add_metrics_flags(*serve, metrics);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -109,6 +112,11 @@ int main(int argc, char** argv) {
     if (auto why = duet::apps::apply_state_key_flags(state_keys, shared)) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
+    }
+    auto scrape = duet::apps::start_metrics(metrics, shared, stdio ? nullptr : &http);
+    if (!scrape) {
+        std::fprintf(stderr, "duet serve: %s\n", scrape.error().c_str());
+        return 1;
     }
     if (stdio) {
         if (!store.url.empty()) {

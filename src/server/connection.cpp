@@ -7,6 +7,7 @@
 #include "dispatch.hpp"
 #include "legacy_session.hpp"
 #include "listen_registry.hpp"
+#include "request_metrics.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -17,6 +18,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -348,6 +350,22 @@ private:
                                                                    protocol::http_facts const* http,
                                                                    writer out,
                                                                    std::function<void()> end_stream) {
+        auto* const metrics = server_.options().metrics.get();
+        if (!metrics)
+            return admit_and_answer(r, http, std::move(out), std::move(end_stream), nullptr);
+        detail::observed_request seen{.started = std::chrono::steady_clock::now()};
+        auto attempt = admit_and_answer(r, http, std::move(out), std::move(end_stream), &seen);
+        if (auto* a = std::get_if<answer>(&attempt))
+            detail::record_answer(*metrics, seen, r.params, *a);
+        else
+            std::get<detail::deferred_request>(attempt).state->started = seen.started; // dispatch records it
+        return attempt;
+    }
+
+    // answer_or_defer's work; `seen` (null: no metrics) learns the method and era once admission names them.
+    std::variant<answer, detail::deferred_request>
+    admit_and_answer(jsonrpc::request& r, protocol::http_facts const* http, writer out,
+                     std::function<void()> end_stream, detail::observed_request* seen) {
         // A snapshot: registrations may change while this request runs without moving what it was admitted
         // by.
         auto const caps = server_.capabilities();
@@ -359,9 +377,16 @@ private:
         ac.http = http;
         ac.param_headers = &server_.param_header_lookup();
         auto admitted = protocol::admit(r, ac);
-        if (!admitted)
+        if (!admitted) {
+            if (seen)
+                seen->method = protocol::find_method(r.method);
             return answer{refusal(r.id, std::move(admitted.error().error)), admitted.error().http_status};
+        }
         auto& a = *admitted;
+        if (seen) {
+            seen->method = a.method;
+            seen->era = metrics::label_of(a.era);
+        }
         switch (a.what) {
         case protocol::admission::action::answer_ping:
             return answer{jsonrpc::response{r.id, boost::json::object{}}};

@@ -5,6 +5,8 @@
 #include <duet/protocol/shaping.hpp>
 #include <duet/server/protocol_error.hpp>
 
+#include "request_metrics.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -105,7 +107,11 @@ boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_reque
     // on the blocking pool this continues there.
     in_flight_.erase(d.r.id);
     auto message = shape(d.r, d.a, *d.state, std::move(outcome));
-    co_return answer_with(d.a, std::move(message));
+    auto answer = answer_with(d.a, std::move(message));
+    if (auto* metrics = server_.options().metrics.get())
+        record_answer(*metrics, {d.a.method, metrics::label_of(d.a.era), d.state->started}, d.r.params,
+                      answer);
+    co_return answer;
 }
 
 connection::answer dispatch::answer_with(protocol::admission const& a,

@@ -126,6 +126,8 @@ struct request_state {
     /// Legacy sessions of a server with a backend: what the backend keeps for the session (on_session).
     std::shared_ptr<void> session_data;
     bool input_rounds = false;
+    /// When it was admitted, if the server keeps metrics.
+    std::chrono::steady_clock::time_point started;
     input_state input;           ///< answers so far and the handler's own state
     boost::json::object offered; ///< inputResponses for keys the last round did not ask; used if asked now
     boost::json::object asked;   ///< this round's inputRequests

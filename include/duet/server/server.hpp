@@ -21,6 +21,7 @@
 /// emits the matching list_changed to every listener.
 #pragma once
 
+#include <duet/metrics/registry.hpp>
 #include <duet/protocol/admission.hpp>
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/schema/describe.hpp>
@@ -86,6 +87,9 @@ struct server_options {
     /// Carries announcements (list_changed, resources/updated) to every process serving this endpoint, each
     /// delivering them to its own sessions and listens. Null: an in-memory bus of this server's own.
     std::shared_ptr<store::event_bus> event_bus;
+    /// Where every answered request is counted (method, era, outcome, latency; tools/call by tool). Null:
+    /// nothing is counted, and nothing is timed.
+    std::shared_ptr<metrics::registry> metrics;
     /// This server's topic on `event_bus`: shared by the processes serving one endpoint, distinct for other
     /// servers on the same bus.
     std::string event_topic = "duet/server-events";

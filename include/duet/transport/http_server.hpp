@@ -25,6 +25,7 @@
 /// and probes are asked, and the server carries out their answers.
 #pragma once
 
+#include <duet/metrics/registry.hpp>
 #include <duet/protocol/caller.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/server/server.hpp>
@@ -161,6 +162,10 @@ struct http_options {
     /// naming it. Called
     /// inline on any I/O thread, concurrently: it must neither block nor throw.
     std::map<std::string, std::function<probe_answer()>> probes;
+    /// Where the server counts what it holds open and carries (connections, SSE streams, listens, legacy
+    /// sessions, body bytes, responses by status class). Give the same registry to the servers it serves
+    /// (server_options::metrics) for their requests. Null: nothing is counted.
+    std::shared_ptr<metrics::registry> metrics;
 };
 
 /// The TLS handshakes an https server has seen.

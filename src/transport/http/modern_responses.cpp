@@ -70,7 +70,11 @@ asio::awaitable<bool> modern_responder::serve_listen(bounded_socket& stream, req
     auto conn = server::connection::create(
         srv, stream.get_executor(), [](std::string) {}, one_request(true));
     ++open_listens_;
+    if (ctx_.counters)
+        ctx_.counters->listens_open.fetch_add(1, std::memory_order_relaxed);
     auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), kind::listen);
+    if (ctx_.counters)
+        ctx_.counters->listens_open.fetch_sub(1, std::memory_order_relaxed);
     --open_listens_;
     co_return keep;
 }
@@ -158,6 +162,7 @@ asio::awaitable<bool> modern_responder::follow(bounded_socket& stream, request c
     // Streamed: SSE, each message one event; the response (if any) is the last event.
     if (!watch)
         watch.emplace(stream.socket(), stream.is_tls(), [queue] { queue->interrupt(); });
+    server_context::sse_stream_count const counted(ctx_.counters);
     if (!co_await ctx_.sse.begin(stream, req, keep_alive))
         co_return abandon();
     bool alive = co_await ctx_.sse.event(stream, {}, line);

@@ -30,6 +30,10 @@ asio::awaitable<void> reply_writer::write(bounded_socket& stream, request const&
                                 .keep_alive = keep_alive});
     if (r.omit_body)
         r.body.clear();
+    if (counters_) {
+        counters_->responded(static_cast<unsigned>(r.status));
+        counters_->response_bytes.fetch_add(r.body.size(), std::memory_order_relaxed);
+    }
     if (stream.is_tls()) {
         // One TLS record (and one send) for a small answer rather than one for its head and one for its body.
         if (r.body.size() <= small_tls_answer) {

@@ -2,6 +2,8 @@
 // write, tried at once without waiting.
 #pragma once
 
+#include <duet/metrics/registry.hpp>
+
 #include "bounded_socket.hpp"
 #include "reply.hpp"
 #include "request.hpp"
@@ -17,7 +19,9 @@ namespace duet::transport::http {
 class reply_writer {
 public:
     /// Each write that does not go through at once must within `write_timeout`.
-    explicit reply_writer(std::chrono::milliseconds write_timeout) : write_timeout_(write_timeout) {}
+    /// `counters`: where responses and their body bytes are counted (null: nowhere).
+    reply_writer(std::chrono::milliseconds write_timeout, metrics::http_counters* counters)
+        : write_timeout_(write_timeout), counters_(counters) {}
 
     boost::asio::awaitable<void> write(bounded_socket& stream, request const& req, reply& r,
                                        bool keep_alive) const;
@@ -29,6 +33,7 @@ public:
 
 private:
     std::chrono::milliseconds write_timeout_;
+    metrics::http_counters* counters_;
 };
 
 } // namespace duet::transport::http

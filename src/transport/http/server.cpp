@@ -111,6 +111,10 @@ public:
         http::check_probes(*routes_.load(), ctx_.options);
         if (ctx_.options.tls)
             tls_.emplace(*ctx_.options.tls);
+        if (ctx_.options.metrics)
+            sessions_gauge_ = ctx_.options.metrics->add_gauge(
+                "duet_http_legacy_sessions_open", "Legacy sessions open now (in this server's store).", "",
+                [sessions = ctx_.sessions] { return static_cast<double>(sessions->size()); });
     }
 
     boost::system::error_code listen() {
@@ -336,19 +340,25 @@ private:
             support::set_close_on_exec(socket.native_handle());
             socket.set_option(tcp::no_delay(true), ec);
             ++open_sockets_;
+            if (ctx_.counters) {
+                ctx_.counters->connections_open.fetch_add(1, std::memory_order_relaxed);
+                ctx_.counters->connections_total.fetch_add(1, std::memory_order_relaxed);
+            }
             auto ex = socket.get_executor();
-            asio::co_spawn(ex, serve_socket(std::move(socket)),
-                           [self = shared_from_this()](std::exception_ptr e) {
-                               if (e) {
-                                   try {
-                                       std::rethrow_exception(e);
-                                   } catch (std::exception const& x) {
-                                       log_stderr(std::string("connection ended: ") + x.what());
-                                   }
-                               }
-                               --self->open_sockets_;
-                               self->maybe_stop();
-                           });
+            asio::co_spawn(
+                ex, serve_socket(std::move(socket)), [self = shared_from_this()](std::exception_ptr e) {
+                    if (e) {
+                        try {
+                            std::rethrow_exception(e);
+                        } catch (std::exception const& x) {
+                            log_stderr(std::string("connection ended: ") + x.what());
+                        }
+                    }
+                    --self->open_sockets_;
+                    if (self->ctx_.counters)
+                        self->ctx_.counters->connections_open.fetch_sub(1, std::memory_order_relaxed);
+                    self->maybe_stop();
+                });
         }
     }
 
@@ -404,6 +414,8 @@ private:
                 break;
             }
             auto req = parser.release();
+            if (ctx_.counters)
+                ctx_.counters->request_bytes.fetch_add(req.body().size(), std::memory_order_relaxed);
             bool const keep_alive =
                 req.keep_alive() && !ctx_.draining && served + 1 < options.max_requests_per_connection;
             bool const keep = co_await router_.handle(stream, req, keep_alive, modern, routes);
@@ -428,6 +440,7 @@ private:
 
     std::unique_ptr<asio::io_context> own_io_; ///< null when the caller's io_context is served on
     http::server_context ctx_;
+    metrics::registry::registration sessions_gauge_;
     tcp::acceptor acceptor_;
     asio::signal_set signals_;
     asio::signal_set reload_signal_; ///< SIGHUP, when TLS is served

@@ -34,7 +34,8 @@ inline constexpr auto unbounded_wait = std::chrono::hours(24 * 365);
 struct server_context {
     server_context(http_options o, boost::asio::io_context& io_context)
         : options(std::move(o)), io(io_context), sessions(session_store_for(options)),
-          replies(options.read_timeout), sse(options.read_timeout, options.sse_retry),
+          counters(options.metrics ? &options.metrics->http() : nullptr),
+          replies(options.read_timeout, counters), sse(options.read_timeout, options.sse_retry, counters),
           session_budget(options.session_burst_per_peer, options.sessions_per_second_per_peer) {}
     // The sessions' live halves run on `io`, which goes with this server; a shared store may outlive both.
     ~server_context() {
@@ -52,11 +53,28 @@ struct server_context {
     std::atomic<bool> draining{false};
     /// Reached through the interface only: a shared store is a drop-in.
     std::shared_ptr<store::session_store> const sessions;
+    /// options.metrics' HTTP counters; null when none are kept.
+    metrics::http_counters* const counters;
     drain_registry registry;
     reply_writer replies;
     sse_writer sse;
     /// Legacy sessions each peer address may open (initialize beyond it: 429).
     peer_budget session_budget;
+
+    /// Counts one SSE stream open while it lives (the stream's coroutine holds it from its head on).
+    struct sse_stream_count {
+        explicit sse_stream_count(metrics::http_counters* c) : counters(c) {
+            if (counters)
+                counters->sse_streams_open.fetch_add(1, std::memory_order_relaxed);
+        }
+        ~sse_stream_count() {
+            if (counters)
+                counters->sse_streams_open.fetch_sub(1, std::memory_order_relaxed);
+        }
+        sse_stream_count(sse_stream_count const&) = delete;
+        sse_stream_count& operator=(sse_stream_count const&) = delete;
+        metrics::http_counters* counters;
+    };
 };
 
 } // namespace duet::transport::http

@@ -237,6 +237,7 @@ asio::awaitable<bool> session_streams::follow(bounded_socket& stream, request co
     // stream by then.
     if (polling && ctx_.sessions->shared())
         co_await flush_store();
+    server_context::sse_stream_count const counted(ctx_.counters);
     if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
         !co_await ctx_.sse.opening(stream, *es, 0, polling)) {
         es->detach(token);

@@ -192,6 +192,7 @@ asio::awaitable<bool> session_streams::stream_to(bounded_socket& stream, request
     }
     auto const negotiated = live(*session).conn->legacy_version();
     bool const polling = negotiated && protocol::sse_polling(*negotiated);
+    server_context::sse_stream_count const counted(ctx_.counters);
     if (!co_await ctx_.sse.begin(stream, req, keep_alive) ||
         !co_await ctx_.sse.opening(stream, *es, after, polling)) {
         es->detach(token);

@@ -29,6 +29,8 @@ asio::awaitable<bool> sse_writer::begin(bounded_socket& stream, request const& r
     head.keep_alive(keep_alive);
     head.chunked(true);
     bhttp::response_serializer<bhttp::empty_body> sr{head};
+    if (counters_)
+        counters_->responded(200);
     stream.bound(write_timeout_);
     // No structured bindings across co_await: GCC 12 mislays them in the coroutine frame.
     auto written = co_await bhttp::async_write_header(stream, sr, use_nothrow);
@@ -44,6 +46,8 @@ asio::awaitable<bool> sse_writer::end(bounded_socket& stream) const {
 }
 
 asio::awaitable<bool> sse_writer::chunk(bounded_socket& stream, std::string& data) const {
+    if (counters_)
+        counters_->response_bytes.fetch_add(data.size(), std::memory_order_relaxed);
     stream.bound(write_timeout_);
     auto written = co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(data)), use_nothrow);
     stream.unbound();

@@ -3,6 +3,7 @@
 // chunk. Each write that does not go through must within the write timeout; each says whether it did.
 #pragma once
 
+#include <duet/metrics/registry.hpp>
 #include <duet/store/event_log.hpp>
 
 #include "bounded_socket.hpp"
@@ -20,9 +21,11 @@ namespace duet::transport::http {
 // Coroutine arguments are lvalues on purpose (reply_writer.hpp).
 class sse_writer {
 public:
-    /// `retry`: the reconnection delay a session stream's opening announces.
-    sse_writer(std::chrono::milliseconds write_timeout, std::chrono::milliseconds retry)
-        : write_timeout_(write_timeout), retry_(retry) {}
+    /// `retry`: the reconnection delay a session stream's opening announces; `counters`: where the
+    /// responses and event bytes are counted (null: nowhere).
+    sse_writer(std::chrono::milliseconds write_timeout, std::chrono::milliseconds retry,
+               metrics::http_counters* counters)
+        : write_timeout_(write_timeout), retry_(retry), counters_(counters) {}
 
     /// The response head.
     boost::asio::awaitable<bool> begin(bounded_socket& stream, request const& req, bool keep_alive) const;
@@ -43,6 +46,7 @@ private:
 
     std::chrono::milliseconds write_timeout_;
     std::chrono::milliseconds retry_;
+    metrics::http_counters* counters_;
 };
 
 } // namespace duet::transport::http

@@ -1,0 +1,28 @@
+// What a request's answer counts in server_options::metrics: its method, era, outcome and latency, and for
+// tools/call its tool. Recorded where every answer leaves the server library: the connection for answers
+// given at once, dispatch for those whose handler suspended.
+#pragma once
+
+#include <duet/jsonrpc/message.hpp>
+#include <duet/metrics/registry.hpp>
+#include <duet/server/connection.hpp>
+
+#include <chrono>
+
+namespace duet::server::detail {
+
+/// A request being answered, as far as admission got with it.
+struct observed_request {
+    protocol::method_info const* method = nullptr; ///< null: not a method of the table
+    metrics::era_label era = metrics::era_label::none;
+    std::chrono::steady_clock::time_point started;
+};
+
+/// How `a` ends the request for its client.
+[[nodiscard]] metrics::outcome outcome_of(protocol::method_info const* method, connection::answer const& a);
+
+/// Records one answered request; `params` are the request's (for tools/call, the tool's name).
+void record_answer(metrics::registry& metrics, observed_request const& seen, boost::json::value const& params,
+                   connection::answer const& a);
+
+} // namespace duet::server::detail
