@@ -225,8 +225,13 @@ void gateway_runtime::publish_endpoints() {
     std::vector<std::shared_ptr<gateway::merged_backend>> backends;
     for (auto const& e : endpoints_)
         backends.push_back(e->merged);
+    std::vector<metered_upstream> metered;
+    for (auto const& name : order_)
+        if (auto it = upstreams_.find(name); it != upstreams_.end())
+            metered.push_back({name, it->second.backend});
     std::lock_guard lock(ready_mutex_);
     ready_backends_ = std::move(backends);
+    metered_ = std::move(metered);
 }
 
 // Names no upstream: a probe is answered to anyone who reaches the port.
@@ -293,6 +298,11 @@ int gateway_runtime::start() {
         close_upstreams();
         return refused->exit_code;
     }
+    if (shared_.metrics)
+        metrics_collector_ = shared_.metrics->add_collector([this] {
+            std::lock_guard lock(ready_mutex_);
+            return gateway_families(metered_, ready_backends_);
+        });
     auto options = plan_.http;
     gate_->set(cli.rate_per_caller, cli.rate_per_tool);
     if (cli.rate_per_caller || !cli.rate_per_tool.empty() || !flags_.config_file.empty())

@@ -15,6 +15,7 @@
 
 #include "gateway_cli.hpp"
 #include "gateway_gate.hpp"
+#include "gateway_metrics.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -110,8 +111,9 @@ private:
     std::vector<std::unique_ptr<endpoint>> retired_;
     std::optional<transport::http_server> http_;
 
-    mutable std::mutex ready_mutex_; ///< what /readyz reads, from the I/O threads
+    mutable std::mutex ready_mutex_; ///< what /readyz and a metrics scrape read, from other threads
     std::vector<std::shared_ptr<gateway::merged_backend>> ready_backends_;
+    std::vector<metered_upstream> metered_;
 
     /// Where reloads, and the retirements they start, run one at a time: what they change is theirs alone.
     boost::asio::strand<boost::asio::io_context::executor_type> control_;
@@ -123,6 +125,8 @@ private:
     bool stopping_ = false;
     /// Backends a reload replaced, closing once their calls are done.
     std::vector<std::shared_ptr<gateway::upstream_backend>> retiring_;
+    /// Last, so that it goes first: a scrape never reads what is being destroyed.
+    metrics::registry::registration metrics_collector_;
 };
 
 } // namespace duet::apps

@@ -240,6 +240,7 @@ awaitable<void> control_connection::async_reconnect(std::shared_ptr<control_conn
         }
         if (c) {
             self->client_ = *c;
+            self->profile_->counted.reconnects.fetch_add(1, std::memory_order_relaxed);
             break;
         }
         self->log_->line("duet gateway: connecting again to " + self->profile_->name +

@@ -20,6 +20,8 @@ std::string const& parked_calls::park(std::shared_ptr<forwarded_call> const& cal
             on_drop_(max_);
     }
     calls_.emplace(handle, call);
+    if (parked_total_)
+        parked_total_->fetch_add(1, std::memory_order_relaxed);
     return handle;
 }
 

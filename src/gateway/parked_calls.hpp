@@ -14,8 +14,10 @@
 #include "forwarded_call.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,9 +27,12 @@ namespace duet::gateway::detail {
 
 class parked_calls {
 public:
-    /// `on_drop(max)`: a call was dropped to make room (for the log).
-    parked_calls(std::chrono::seconds ttl, std::size_t max, std::function<void(std::size_t max)> on_drop = {})
-        : ttl_(ttl), max_(std::max<std::size_t>(1, max)), on_drop_(std::move(on_drop)) {}
+    /// `on_drop(max)`: a call was dropped to make room (for the log). `parked_total` (may be null) counts the
+    /// calls parked.
+    parked_calls(std::chrono::seconds ttl, std::size_t max, std::function<void(std::size_t max)> on_drop = {},
+                 std::atomic<std::uint64_t>* parked_total = nullptr)
+        : ttl_(ttl), max_(std::max<std::size_t>(1, max)), on_drop_(std::move(on_drop)),
+          parked_total_(parked_total) {}
 
     /// Parks `call` under its handle (once; parking it again changes nothing) and returns the handle. At the
     /// bound, the call parked longest is abandoned first.
@@ -51,6 +56,7 @@ private:
     std::chrono::seconds ttl_;
     std::size_t max_;
     std::function<void(std::size_t)> on_drop_;
+    std::atomic<std::uint64_t>* parked_total_;
     std::map<std::string, std::shared_ptr<forwarded_call>, std::less<>> calls_;
 };
 

@@ -104,7 +104,8 @@ public:
         : ex_(std::move(ex)), profile_(std::move(profile)), log_(std::move(log)),
           control_(std::move(control)),
           pool_(std::make_shared<upstream_pool>(ex_, profile_, log_, announcer(control_))),
-          parked_(profile_->options.parked_ttl, profile_->options.max_parked_calls, parked_drop_logger(log_)),
+          parked_(profile_->options.parked_ttl, profile_->options.max_parked_calls, parked_drop_logger(log_),
+                  &profile_->counted.parked_rounds),
           tick_(ex_) {}
 
     // The line a parked call dropped to make room leaves in the log.
@@ -464,6 +465,19 @@ std::size_t upstream_backend::calls_in_flight() const noexcept {
     return impl_->in_flight_.load(std::memory_order_relaxed);
 }
 
+upstream_backend::stats upstream_backend::counts() const noexcept {
+    auto const& c = impl_->profile_->counted;
+    return {.calls_in_flight = calls_in_flight(),
+            .reconnects = c.reconnects.load(std::memory_order_relaxed),
+            .pool_waits = c.pool_waits.load(std::memory_order_relaxed),
+            .pool_timeouts = c.pool_timeouts.load(std::memory_order_relaxed),
+            .parked_rounds = c.parked_rounds.load(std::memory_order_relaxed),
+            .forwarded_ok = c.forwarded[0].load(std::memory_order_relaxed),
+            .forwarded_error = c.forwarded[1].load(std::memory_order_relaxed),
+            .forwarded_cancelled = c.forwarded[2].load(std::memory_order_relaxed),
+            .forwarded_input_required = c.forwarded[3].load(std::memory_order_relaxed)};
+}
+
 asio::any_io_executor upstream_backend::executor() const noexcept {
     return impl_->ex_;
 }
@@ -540,6 +554,9 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
     auto self = impl_;
     in_flight_count counted(self->in_flight_);
     auto log = [&](std::string const& status) {
+        // Counted by its first letter: ok, error or failed, cancelled, input_required.
+        auto const kind = status[0] == 'o' ? 0 : status[0] == 'c' ? 2 : status[0] == 'i' ? 3 : 1;
+        self->profile_->counted.forwarded[kind].fetch_add(1, std::memory_order_relaxed);
         auto const ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
         // Written in place (gateway_log::write_with): this runs for every request.

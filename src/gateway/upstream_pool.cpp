@@ -150,6 +150,7 @@ upstream_pool::async_checkout(std::shared_ptr<upstream_pool> self, std::string k
     // A call waits for a connection as long as it would wait for its answer, no longer.
     auto const wait = self->profile_->options.request_timeout;
     auto const deadline = std::chrono::steady_clock::now() + wait;
+    bool waited = false; // counted once however often it looks again
     for (;;) {
         if (self->closing_)
             co_return client::make_error(client::errc::closed, "the gateway is closing");
@@ -177,12 +178,17 @@ upstream_pool::async_checkout(std::shared_ptr<upstream_pool> self, std::string k
             self->wake_all(); // a new connection, or room for another attempt
             co_return c;
         }
-        if (std::chrono::steady_clock::now() >= deadline)
+        if (std::chrono::steady_clock::now() >= deadline) {
+            self->profile_->counted.pool_timeouts.fetch_add(1, std::memory_order_relaxed);
             co_return client::make_error(client::errc::timeout,
                                          "no connection to the upstream was free for this call within " +
                                              std::to_string(wait.count()) + " ms (" +
                                              std::to_string(pool.open.size()) +
                                              " open for its capabilities, all busy)");
+        }
+        if (!waited)
+            self->profile_->counted.pool_waits.fetch_add(1, std::memory_order_relaxed);
+        waited = true;
         auto turn = std::make_shared<asio::steady_timer>(self->ex_, deadline);
         pool.waiting.push_back(turn);
         co_await turn->async_wait(tuple_awaitable);

@@ -12,6 +12,8 @@
 
 #include <boost/json/object.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -30,6 +32,16 @@ struct upstream_profile {
     std::string instructions;
     /// Where a stdio child's stderr lines go (the gateway's log), set before any child starts.
     std::function<void(std::string_view line)> on_stderr;
+    /// upstream_backend::stats' counters, kept by whichever part meets each event.
+    struct counters {
+        std::atomic<std::uint64_t> reconnects{0};
+        std::atomic<std::uint64_t> pool_waits{0};
+        std::atomic<std::uint64_t> pool_timeouts{0};
+        std::atomic<std::uint64_t> parked_rounds{0};
+        /// Forwarded requests by how they ended: ok, error, cancelled, input_required.
+        std::atomic<std::uint64_t> forwarded[4] = {};
+    };
+    mutable counters counted; // the profile is shared const; these only count
 
     explicit upstream_profile(gateway_options o)
         : options(std::move(o)),

@@ -2,16 +2,13 @@
 // (Prometheus's own parser and linter) accepts, and its counters move by exactly the traffic sent: requests
 // by method, era and outcome, tool calls by tool, HTTP responses and bytes, legacy sessions.
 #include "http/mcp_http.hpp"
+#include "http/prometheus_text.hpp"
 #include "http/servers.hpp"
 #include "stdio/messages.hpp"
-#include "support/child_process.hpp"
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -21,52 +18,9 @@ namespace metrics_suite {
 using namespace duet::test;
 using namespace duet::test::http;
 
-// The metrics URL the server said on stderr.
-endpoint metrics_endpoint_of(child_server const& s) {
-    std::smatch m;
-    auto const err = s.stderr_text();
-    static std::regex const said("metrics at (http://[^ \n]+)");
-    if (!std::regex_search(err, m, said)) {
-        ADD_FAILURE() << "no metrics URL on stderr:\n" << err;
-        return {};
-    }
-    return endpoint::parse(m[1].str());
-}
-
-std::string scrape(endpoint const& ep) {
-    auto const r = exchange(ep, request_spec{.method = "GET"});
-    EXPECT_EQ(r.status, 200u);
-    EXPECT_EQ(r.header("Content-Type").value_or(""), "text/plain; version=0.0.4; charset=utf-8");
-    return r.body;
-}
-
-double sample(std::string const& text, std::string const& series) {
-    auto const at = text.find("\n" + series + " ");
-    if (at == std::string::npos)
-        return 0;
-    return std::stod(text.substr(at + series.size() + 2));
-}
-
-// promtool's verdict on `text`: empty when it accepts it, else what it said.
-std::string promtool_check(std::string const& text) {
-    child_process promtool({"/usr/bin/promtool", "check", "metrics"}, child_process::input::pipe);
-    if (!promtool.running())
-        return "promtool did not start (scripts/bootstrap installs the prometheus package)";
-    std::size_t written = 0;
-    while (written < text.size()) {
-        auto const n = ::write(promtool.in(), text.data() + written, text.size() - written);
-        if (n <= 0)
-            break;
-        written += static_cast<std::size_t>(n);
-    }
-    promtool.close_in();
-    int const status = promtool.wait_exit(http_wait);
-    return status == 0 ? std::string() : "exit " + std::to_string(status) + ": " + promtool.stderr_text();
-}
-
 TEST(HttpMetrics, CountersMoveByTheTrafficSentAndPromtoolAcceptsTheText) {
     child_server server({"--metrics-port", "0"});
-    auto const metrics = metrics_endpoint_of(server);
+    auto const metrics = metrics_endpoint_in(server.stderr_text());
     ASSERT_FALSE(metrics.host.empty());
     auto const before = scrape(metrics);
     EXPECT_EQ(promtool_check(before), "");
@@ -108,7 +62,7 @@ TEST(HttpMetrics, CountersMoveByTheTrafficSentAndPromtoolAcceptsTheText) {
 
 TEST(HttpMetrics, TheScrapePortAnswersOnlyItsPath) {
     child_server server({"--metrics-port", "0"});
-    auto const metrics = metrics_endpoint_of(server);
+    auto const metrics = metrics_endpoint_in(server.stderr_text());
     ASSERT_FALSE(metrics.host.empty());
     EXPECT_EQ(exchange(metrics, request_spec{.method = "GET", .target = "/other"}).status, 404u);
     auto const post = exchange(metrics, request_spec{.method = "POST", .body = "x"});

@@ -146,6 +146,20 @@ public:
 
     /// Downstream requests being forwarded now: a backend a reload replaced closes once none is left.
     [[nodiscard]] std::size_t calls_in_flight() const noexcept;
+
+    /// What the backend met since it was made, for metrics.
+    struct stats {
+        std::size_t calls_in_flight = 0;
+        std::uint64_t reconnects = 0;    ///< its own connection ended (a stdio child that died) and came back
+        std::uint64_t pool_waits = 0;    ///< calls that waited for a free upstream connection
+        std::uint64_t pool_timeouts = 0; ///< of which found none within the upstream timeout
+        std::uint64_t parked_rounds = 0; ///< modern input rounds whose upstream call was held for the retry
+        /// Requests forwarded, by how they ended (an error: the upstream's, or reaching it failed).
+        std::uint64_t forwarded_ok = 0, forwarded_error = 0, forwarded_cancelled = 0,
+                      forwarded_input_required = 0;
+    };
+    /// Thread-safe.
+    [[nodiscard]] stats counts() const noexcept;
     /// The executor the backend and its upstream connections live on (serial).
     [[nodiscard]] boost::asio::any_io_executor executor() const noexcept;
     /// The upstream's era and version, as found when connecting.
