@@ -7,8 +7,8 @@
 //
 //   --quick        short runs for developing the harness (3 s per HTTP run, 2 s stdio, 10 s sustained,
 //                  2 000 sessions); figures from it are not the ones to report
-//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, merged, stdio, sessions, fanout,
-//                  sustained, scale
+//   --only GROUPS  comma-separated subset of: http, https, auth, gateway, merged, metrics, stdio, sessions,
+//                  fanout, sustained, scale
 //   --out FILE     where to write the results (default bench/RESULTS.md; --quick writes nothing unless given)
 //
 // Targets: Duet (`duet serve`, Release), the peers in bench/peers (@modelcontextprotocol/sdk@1.32.2 and
@@ -41,7 +41,7 @@ const peers = path.join(benchDir, 'peers');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const optionValue = name => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,merged,stdio,sessions,fanout,sustained,scale').split(','));
+const groups = new Set((optionValue('--only') ?? 'http,https,auth,gateway,merged,metrics,stdio,sessions,fanout,sustained,scale').split(','));
 const outFile = optionValue('--out') ?? (quick ? undefined : path.join(benchDir, 'RESULTS.md'));
 const plan = {
     httpSeconds: quick ? 3 : 10,
@@ -51,6 +51,7 @@ const plan = {
     stdioSliceSeconds: quick ? 1 : 2,
     httpSlices: quick ? 2 : 3,
     httpSliceSeconds: quick ? 1 : 3,
+    metricsSlices: quick ? 2 : 6,
     sustainedSeconds: quick ? 10 : 60,
     sessions: quick ? 2000 : 10000,
     streams: 1000,
@@ -235,12 +236,15 @@ function pooledPercentile(histograms, p) {
 // peer's direct rate moved 50 % between two runs of one build), so the same minutes now weigh on both sides
 // of every ratio. Each entry: {server, target, workload, env, connections}; a row's rate and CPU come from
 // its sums, its p50 and p99 from its slices' pooled latencies, its RSS from the largest.
-async function slicedHttpRows(entries) {
+// An entry may also carry `before()` and `after(figures, whatBeforeReturned)`, awaited around each of its slices.
+async function slicedHttpRows(entries, slices = plan.httpSlices) {
     const taken = entries.map(() => []);
-    for (let i = 1; i <= plan.httpSlices; i++)
+    for (let i = 1; i <= slices; i++)
         for (const [k, e] of entries.entries()) {
             const histogram = path.join(logDir, `slice-${rows.length}-${k}-${i}.hist`);
-            const f = await wrk(`${e.workload} — ${e.target} (slice ${i} of ${plan.httpSlices})`, e.server, e.env, plan.httpSliceSeconds, e.connections, histogram);
+            const hook = e.before ? await e.before() : undefined;
+            const f = await wrk(`${e.workload} — ${e.target} (slice ${i} of ${slices})`, e.server, e.env, plan.httpSliceSeconds, e.connections, histogram);
+            if (e.after) await e.after(f, hook);
             f.histogram = readHistogram(histogram);
             taken[k].push(f);
         }
@@ -251,7 +255,8 @@ async function slicedHttpRows(entries) {
             workload: e.workload, target: e.target, rate: sum(slices.map(f => f.requests)) / sum(slices.map(f => f.seconds)),
             p50_us: pooledPercentile(histograms, 50), p99_us: pooledPercentile(histograms, 99),
             cpu_pct: (100 * sum(slices.map(f => f.cpu_s))) / sum(slices.map(f => f.wall_s)),
-            rss_kb: Math.max(...slices.map(f => f.rss_kb)), bad: sum(slices.map(f => f.bad + f.socket_errors)), unit: 'req/s'
+            rss_kb: Math.max(...slices.map(f => f.rss_kb)), bad: sum(slices.map(f => f.bad + f.socket_errors)), unit: 'req/s',
+            slices: slices.map(f => ({ rate: f.requests / f.seconds, per_cpu_s: f.requests / f.cpu_s }))
         });
     });
 }
@@ -760,6 +765,95 @@ async function mergedGroup() {
     }
 }
 
+// ---- metrics --------------------------------------------------------------------------------------------------
+
+// Issue #30: with metrics on and logs at `info`, HTTP tools/call keeps ≥ 95 % of its rate with metrics off. Two
+// `duet serve` on the server core, one plain and one with `--metrics-port 0`, in alternating slices (off, on, off,
+// on, …; 6 of 3 s per row, twice the http group's, since the margin judged is 5 %) at the http group's connection
+// count, both eras. While each slice of the metered server runs, this script scrapes its /metrics every second
+// (as Prometheus would, at 1 s rather than 15 s), and around the slice reads duet_requests_total for tools/call,
+// which must have grown by the requests wrk counted. `duet serve` writes nothing per request at any level today,
+// so both servers run at today's logging, which is `info`'s.
+const metricsTargets = {
+    off: 'Duet, metrics off (sliced with metrics on)',
+    on: 'Duet, metrics on (--metrics-port 0, /metrics scraped every second)'
+};
+const metricsWorkloads = ['HTTP modern tools/call', 'HTTP legacy tools/call'];
+
+/** The URL a server announces on stderr ("duet: metrics at URL"), read from its log. */
+async function announcedMetricsUrl(server) {
+    const log = path.join(logDir, `${server.name}.log`);
+    const deadline = Date.now() + 15000;
+    while (Date.now() < deadline) {
+        const m = /duet: metrics at (\S+)/.exec(fs.readFileSync(log, 'utf8'));
+        if (m) return m[1];
+        await sleep(50);
+    }
+    throw new Error(`${server.name} announced no metrics URL; see ${log}`);
+}
+
+/** One scrape of /metrics: the sum of duet_requests_total's tools/call samples, or undefined if it failed. */
+async function scrapeToolCalls(url) {
+    try {
+        const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+        const text = await r.text();
+        if (r.status !== 200 || !text.includes('# TYPE duet_requests_total counter')) return undefined;
+        return sum(text.split('\n').filter(l => l.startsWith('duet_requests_total{method="tools/call"')).map(l => Number(l.slice(l.lastIndexOf(' ') + 1))));
+    } catch {
+        return undefined;
+    }
+}
+
+/** Hooks for the metered server's slices: a scrape before (the baseline), one every second while wrk runs, one
+ * after; `stats` sums the scrapes made and failed, wrk's requests and the counter's growth over the slices. */
+function scrapedSlices(url, stats) {
+    const scrape = async () => {
+        const v = await scrapeToolCalls(url);
+        stats.scrapes++;
+        if (v === undefined) stats.failed++;
+        return v;
+    };
+    return {
+        before: async () => {
+            const baseline = await scrape();
+            const pending = [];
+            const timer = setInterval(() => pending.push(scrape()), 1000);
+            return { baseline, timer, pending };
+        },
+        after: async (f, { baseline, timer, pending }) => {
+            clearInterval(timer);
+            await Promise.all(pending);
+            const end = await scrape();
+            stats.slices++;
+            stats.requests += f.requests;
+            stats.counted += end === undefined || baseline === undefined ? NaN : end - baseline;
+        }
+    };
+}
+
+async function metricsGroup() {
+    const running = [];
+    try {
+        const off = await keepRunning(running, startServer('duet-metrics-off', [bin.duet, 'serve', '--port', '0']));
+        const on = await keepRunning(running, startServer('duet-metrics-on', [bin.duet, 'serve', '--port', '0', '--metrics-port', '0']));
+        const url = await announcedMetricsUrl(on);
+        extra.metrics = { rows: {} };
+        const entries = [];
+        for (const w of metricsWorkloads) {
+            const stats = (extra.metrics.rows[w] = { scrapes: 0, failed: 0, slices: 0, requests: 0, counted: 0 });
+            for (const server of [off, on]) {
+                const sid = w.includes('legacy') ? await openLegacySession(server.url) : undefined;
+                const target = server === on ? metricsTargets.on : metricsTargets.off;
+                entries.push({ server, target, workload: w, env: workloadEnv(w, sid), connections: plan.connections, ...(server === on ? scrapedSlices(url, stats) : {}) });
+            }
+        }
+        for (const e of entries.filter(e => e.workload === metricsWorkloads[0])) await wrk(`${e.target}: warm-up`, e.server, e.env, plan.warmupSeconds);
+        await slicedHttpRows(entries, plan.metricsSlices);
+    } finally {
+        await stopServers(...running.reverse());
+    }
+}
+
 // ---- verdicts ------------------------------------------------------------------------------------------------
 
 const find = (workload, target) => rows.find(r => r.workload === workload && r.target === target);
@@ -854,6 +948,32 @@ function verdicts() {
     const mr = extra.mergedReloads;
     if (mr)
         check('merged endpoint: reloads under load lose no request', mr.bad === 0 && mr.reloads > 0, `${mr.reloads} reloads during ${fmt(mr.requests)} requests, ${mr.bad} answered wrongly or lost`);
+    // Metrics on against off: judged like the HTTP floor verdict, raw unless the plain server used under 80 % of
+    // its core (then per server CPU-second); both are given.
+    for (const w of metricsWorkloads) {
+        const off = find(w, metricsTargets.off);
+        const on = find(w, metricsTargets.on);
+        const s = extra.metrics?.rows[w];
+        if (!off || !on || !s) continue;
+        const raw = on.rate / off.rate;
+        const perCpu = on.rate / on.cpu_pct / (off.rate / off.cpu_pct);
+        const bounded = off.cpu_pct < 80;
+        const share = bounded ? perCpu : raw;
+        const figures = `(${fmt(on.rate)} vs ${fmt(off.rate)} req/s; per server CPU-second ${fmt((100 * on.rate) / on.cpu_pct)} vs ${fmt((100 * off.rate) / off.cpu_pct)})`;
+        const detail = bounded
+            ? `${fmt(100 * perCpu, 1)} % per server CPU-second ${figures}; raw ${fmt(100 * raw, 1)} % is not the verdict because the plain server used only ${fmt(off.cpu_pct)} % of its core`
+            : `${fmt(100 * raw, 1)} % ${figures}; per server CPU-second ${fmt(100 * perCpu, 1)} %`;
+        // The spread of the slice pairs (each on slice against the off slice just before it) says how much of the
+        // difference is the machine's.
+        const pairs = on.slices.map((x, i) => (bounded ? x.per_cpu_s / off.slices[i].per_cpu_s : x.rate / off.slices[i].rate));
+        const spread = `slice pairs ${fmt(100 * Math.min(...pairs), 1)}–${fmt(100 * Math.max(...pairs), 1)} %`;
+        check(`${w} with metrics on and /metrics scraped every second: ≥ 95 % of metrics off`, share >= 0.95, `${detail}; ${spread}; p50 ${ms(on.p50_us)} vs ${ms(off.p50_us)} ms`);
+        // Every request wrk counted was counted by the server; it also counts those in flight when wrk stopped (at
+        // most one per connection per slice), which wrk does not.
+        const extraCounted = s.counted - s.requests;
+        const counted = s.failed === 0 && extraCounted >= 0 && extraCounted <= plan.connections * s.slices;
+        check(`${w}, metrics on: every scrape answered, duet_requests_total grew by the requests wrk counted`, counted, `${s.scrapes - s.failed} of ${s.scrapes} scrapes answered; tools/call samples +${fmt(s.counted)} over ${s.slices} slices, wrk counted ${fmt(s.requests)} (${extraCounted >= 0 ? '+' : ''}${fmt(extraCounted)}: in flight when wrk stopped, ≤ ${plan.connections} a slice)`);
+    }
     const sf = extra.scaleFanout;
     if (sf)
         check(`scale-out: list_changed to ${sf.streams} listens over three processes, last within 50 ms`, Number(sf.fanout_last_ms) <= 50 && sf.missing === 0, `last after ${sf.fanout_last_ms} ms, median ${sf.fanout_p50_ms} ms; every stream got it: ${sf.missing === 0 ? 'yes' : `no, ${sf.missing} missing`}`);
@@ -954,6 +1074,8 @@ ${plan.connections} connections for HTTP (wrk, one thread), ${plan.httpSeconds} 
 verdict compares run in ${plan.httpSlices} alternating slices of ${plan.httpSliceSeconds} s against servers kept running, each row summing its own (p50
 and p99 from the slices' pooled latencies): the nginx floor with Duet's modern and legacy \`tools/call\`; Duet direct
 with the gateways in front of it over one connection; each TypeScript peer direct with the gateways in front of it.
+Duet with metrics off and on (\`--metrics-port 0\`, /metrics scraped every second while the metered server's slices
+run), both eras, in ${plan.metricsSlices} alternating slices of ${plan.httpSliceSeconds} s per row.
 stdio: ${plan.stdioSeconds} s of pipelined \`tools/call\` with ${stdioWindow} in flight after 2 000 warm-up requests; Duet's two rows and
 sdk@1.32.2's run in ${plan.stdioSlices} alternating slices of ${plan.stdioSliceSeconds} s each (a fresh process and warm-up per slice), summed per row.
 Duet's legacy HTTP runs share one session (opened first); sdk@1.32.2 likewise; server@2.4.0 serves legacy
@@ -1007,7 +1129,7 @@ for (const [name, p] of Object.entries(bin))
 
 const t0 = performance.now();
 const failures = [];
-const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, merged: mergedGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup, scale: scaleGroup };
+const steps = { http: httpGroup, https: httpsGroup, auth: authGroup, gateway: gatewayGroup, merged: mergedGroup, metrics: metricsGroup, stdio: stdioGroup, sessions: sessionsGroup, fanout: fanoutGroup, sustained: sustainedGroup, scale: scaleGroup };
 for (const [name, step] of Object.entries(steps)) {
     if (!groups.has(name)) continue;
     console.error(`bench: ${name}…`);
