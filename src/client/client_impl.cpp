@@ -155,6 +155,17 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
             meta = json::object{};
         meta.get_object()[protocol::meta_key::progress_token] = progress_token;
     }
+    if (options.trace) {
+        auto& meta = params["_meta"];
+        if (!meta.is_object())
+            meta = json::object{};
+        auto& m = meta.get_object();
+        m[protocol::meta_key::traceparent] = options.trace->traceparent;
+        if (options.trace->tracestate.empty())
+            m.erase(protocol::meta_key::tracestate);
+        else
+            m[protocol::meta_key::tracestate] = options.trace->tracestate;
+    }
     jsonrpc::request req{id, std::string(method.name), std::move(params)};
     detail::send_facts facts;
     if (modern && transport_->is_http()) {
@@ -169,6 +180,11 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
         facts.headers = protocol::modern_request_headers(req, bindings);
     }
     facts.legacy_session = !modern;
+    if (options.trace && transport_->is_http()) {
+        facts.headers.push_back({"traceparent", options.trace->traceparent});
+        if (!options.trace->tracestate.empty())
+            facts.headers.push_back({"tracestate", options.trace->tracestate});
+    }
 
     auto p = std::make_shared<pending>(ex_);
     pending_[id] = p;

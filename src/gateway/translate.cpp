@@ -90,9 +90,12 @@ upstream_params(protocol::method_id method, json::object const& in, bool lenient
         json::object kept;
         for (auto const& m : *meta) {
             auto const k = m.key();
+            // The envelope is the gateway's own to write upstream, and so is the trace: the client passes on
+            // the gateway's hop as the parent (request_options::trace).
             if (k != protocol::meta_key::protocol_version && k != protocol::meta_key::client_capabilities &&
                 k != protocol::meta_key::client_info && k != protocol::meta_key::log_level &&
-                k != protocol::meta_key::progress_token)
+                k != protocol::meta_key::progress_token && k != protocol::meta_key::traceparent &&
+                k != protocol::meta_key::tracestate)
                 kept.emplace(k, m.value());
         }
         if (!kept.empty())

@@ -13,6 +13,7 @@
 #include "gateway_log.hpp"
 #include "parked_calls.hpp"
 #include "support/busy_batching.hpp"
+#include "support/span_id.hpp"
 #include "upstream_pool.hpp"
 #include "upstream_profile.hpp"
 
@@ -93,6 +94,8 @@ struct call_spec {
     /// The downstream request carries a progressToken: only then is one minted upstream, so an upstream
     /// never sets up progress reporting that nobody hears.
     bool wants_progress = false;
+    /// The downstream request's trace, with the gateway's hop as its parent (none: it carried none).
+    std::optional<protocol::trace_context> trace;
     bool modern_downstream = false;
     std::shared_ptr<session_upstream> session;
 };
@@ -174,6 +177,7 @@ public:
             client::request_options o;
             o.cancel = call->cancel();
             o.timeout = profile.options.request_timeout;
+            o.trace = spec.trace;
             // The call outlives its request (this frame holds it), so the callbacks the client calls during
             // the request may point at it; a question's answer is awaited beyond, so it holds it weakly.
             auto* const c = call.get();
@@ -576,6 +580,10 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
             auto const end = std::to_chars(digits, digits + sizeof digits, ms.count()).ptr;
             line.append(digits, end);
             line += "ms";
+            if (auto const* trace = ctx.trace()) {
+                line += " trace=";
+                line += trace->trace_id();
+            }
         });
     };
 
@@ -594,6 +602,8 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
     spec.capabilities = ctx.client_capabilities();
     spec.log_threshold = ctx.log_threshold();
     spec.wants_progress = ctx.wants_progress();
+    if (auto const* trace = ctx.trace())
+        spec.trace = protocol::child_of(*trace, support::new_span_id());
     spec.modern_downstream = ctx.era() == protocol::era::modern;
     spec.session = std::static_pointer_cast<session_upstream>(session);
     if (auto const* h = ctx.state().if_contains(parked_key); h && h->is_string())

@@ -412,6 +412,7 @@ private:
         auto& state = std::get<std::shared_ptr<detail::request_state>>(prepared);
         if (http)
             state->caller = http->caller;
+        state->trace = protocol::trace_of(r.params, http);
         return dispatch_.answer_or_defer(r, a, std::move(state));
     }
 

@@ -30,6 +30,7 @@
 #include <duet/client/error.hpp>
 #include <duet/client/target.hpp>
 #include <duet/protocol/server_changes.hpp>
+#include <duet/protocol/trace_context.hpp>
 #include <duet/protocol/version.hpp>
 #include <duet/version.hpp>
 
@@ -120,6 +121,9 @@ struct request_options {
     std::function<void(log_event const&)> on_log;
     /// Modern: this request's logLevel instead of client_options::log_level ("" asks for none).
     std::optional<std::string> log_level;
+    /// The W3C trace this request belongs to: sent as `_meta.traceparent` (and tracestate), and on HTTP as
+    /// the `traceparent` and `tracestate` headers too (protocol::child_of makes one for the next hop).
+    std::optional<protocol::trace_context> trace;
 };
 
 struct client_options {

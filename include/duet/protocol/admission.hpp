@@ -58,6 +58,9 @@ struct http_facts {
     std::vector<http_header> headers;
     /// Who sent the request, when the connection established it (mutual TLS); null otherwise.
     std::shared_ptr<caller_identity const> caller;
+    /// The W3C Trace Context headers as received (empty when absent); protocol::trace_of() judges them.
+    std::string traceparent;
+    std::string tracestate;
 
     /// The first header with this name, ignoring case.
     [[nodiscard]] std::optional<std::string_view> find(std::string_view name) const noexcept;

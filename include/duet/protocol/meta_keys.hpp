@@ -14,5 +14,8 @@ inline constexpr std::string_view log_level = "io.modelcontextprotocol/logLevel"
 inline constexpr std::string_view server_info = "io.modelcontextprotocol/serverInfo";
 inline constexpr std::string_view subscription_id = "io.modelcontextprotocol/subscriptionId";
 inline constexpr std::string_view progress_token = "progressToken";
+/// W3C Trace Context in `_meta` (not MCP's own: the convention of OpenTelemetry and the Python SDK).
+inline constexpr std::string_view traceparent = "traceparent";
+inline constexpr std::string_view tracestate = "tracestate";
 
 } // namespace duet::protocol::meta_key

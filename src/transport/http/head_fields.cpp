@@ -59,6 +59,14 @@ protocol::http_facts facts_of(request const& req, std::shared_ptr<protocol::call
         if (field.name() != bhttp::field::unknown)
             continue; // none of admission's headers is one Beast knows
         auto const n = field.name_string();
+        if (protocol::iequals(n, "traceparent")) {
+            f.traceparent = std::string(field.value());
+            continue;
+        }
+        if (protocol::iequals(n, "tracestate")) {
+            f.tracestate = std::string(field.value());
+            continue;
+        }
         if (is_mcp_header(n)) {
             // A modern request's three, and room for one Mcp-Param-*, in one allocation.
             if (f.headers.empty())
