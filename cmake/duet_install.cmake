@@ -5,8 +5,9 @@
 include(CMakePackageConfigHelpers)
 
 # The targets a user links, named duet::NAME in the package as in this tree.
-set(duet_public_libraries duet_jsonrpc duet_protocol duet_metrics duet_store duet_store_redis duet_server
-                          duet_transport_stdio duet_transport_http duet_client duet_auth duet_gateway)
+set(duet_public_libraries duet_jsonrpc duet_protocol duet_metrics duet_log duet_store duet_store_redis
+                          duet_server duet_transport_stdio duet_transport_http duet_client duet_auth
+                          duet_gateway)
 # Linked privately by the public ones; a static library's private dependencies must be installed with it.
 set(duet_internal_libraries duet_tls duet_support duet_boost_json)
 
@@ -50,8 +51,8 @@ else()
     set(duet_pc_requires "Requires.private: openssl hiredis")
 endif()
 set(duet_pc_link_order duet_gateway duet_transport_http duet_transport_stdio duet_auth duet_client duet_server
-                       duet_store_redis duet_store duet_metrics duet_tls duet_protocol duet_jsonrpc duet_support
-                       duet_boost_json)
+                       duet_store_redis duet_store duet_metrics duet_log duet_tls duet_protocol duet_jsonrpc
+                       duet_support duet_boost_json)
 list(TRANSFORM duet_pc_link_order PREPEND "-l")
 # Relocatable: the prefix is found from where the file lies, so `cmake --install --prefix` and a package's
 # scratch root both hold.

@@ -11,6 +11,7 @@
 //     http.metrics if (!scrape) { print(scrape.error()); return 1; }
 #pragma once
 
+#include <duet/log/log.hpp>
 #include <duet/metrics/registry.hpp>
 #include <duet/server/server.hpp>
 #include <duet/transport/http_server.hpp>
@@ -57,7 +58,7 @@ start_metrics(metrics_flags const& flags, server::server_options& options, trans
     if (auto ec = endpoint->listen())
         return "cannot serve metrics on " + flags.host + ":" + std::to_string(*flags.port) + ": " +
                ec.message();
-    std::fprintf(stderr, "duet: metrics at %s\n", endpoint->url().c_str());
+    log::write({.name = "metrics", .message = "metrics at " + endpoint->url()});
     return endpoint;
 }
 

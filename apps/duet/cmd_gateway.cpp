@@ -98,6 +98,7 @@ int run_gateway(gateway_cli const& flags) {
         std::fprintf(stderr, "duet gateway: %s\n", refused->text.c_str());
         return refused->exit_code;
     }
+    apply_log_flags(planned->cli.logging);
     auto scrape = start_metrics(planned->cli.metrics, shared, &planned->http);
     if (!scrape) {
         std::fprintf(stderr, "duet gateway: %s\n", scrape.error().c_str());
@@ -200,6 +201,7 @@ std::function<int()> add_gateway_command(CLI::App& app) {
     cmd->add_option("--host", cli->http.host, "Address to bind (default 127.0.0.1)");
     cmd->add_option("--port", cli->http.port, "Port to bind; 0 picks a free one (default 8750)");
     add_metrics_flags(*cmd, cli->metrics);
+    add_log_flags(*cmd, cli->logging);
     cmd->add_option("--allow-origin", cli->http.allowed_origins, "An Origin allowed besides loopback ones");
     add_tls_server_flags(*cmd, cli->listener_tls);
     add_listener_flags(*cmd, cli->listener, cli->http);

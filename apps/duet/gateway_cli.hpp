@@ -13,6 +13,7 @@
 
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/log_flags.hpp"
 #include "common/metrics_flags.hpp"
 #include "common/store_flags.hpp"
 #include "common/tls_flags.hpp"
@@ -57,6 +58,7 @@ struct gateway_cli {
     bool busy_batching = true;
     transport::http_options http;
     metrics_flags metrics;
+    log_flags logging;
     tls_server_flags listener_tls;
     listener_flags listener;
     /// The config file's bearerToken, read already; a --bearer-token(-file) flag wins over it, and it over

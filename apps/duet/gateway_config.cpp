@@ -120,6 +120,24 @@ void read_gateway(reader& r, json::value const& v, gateway_cli& cli) {
                        })},
          {"metricsPort", into(cli.metrics.port, {"--metrics-port"}, whole(0, 65535))},
          {"metricsHost", into(cli.metrics.host, {"--metrics-host"}, text)},
+         {"logFormat", into(cli.logging.format, {"--log-format"},
+                            [&r](json::value const& x, std::string const& p) {
+                                auto s = r.string(x, p);
+                                if (s && !log::parse_format(*s)) {
+                                    r.fail(p, "\"text\" or \"json\"");
+                                    s.reset();
+                                }
+                                return s;
+                            })},
+         {"logLevel", into(cli.logging.level, {"--log-level"},
+                           [&r](json::value const& x, std::string const& p) {
+                               auto s = r.string(x, p);
+                               if (s && !log::parse_level(*s)) {
+                                   r.fail(p, "one of \"debug\", \"info\", \"warning\", \"error\"");
+                                   s.reset();
+                               }
+                               return s;
+                           })},
          {"threads", into(http.io_threads, {"--threads"}, whole(1, 256))},
          {"allowHosts", into(http.allowed_hosts, {"--allow-host"}, list)},
          {"allowOrigins", into(http.allowed_origins, {"--allow-origin"}, list)},

@@ -28,8 +28,13 @@ using asio::awaitable;
 
 namespace {
 
-void say(std::string const& line) {
-    std::fprintf(stderr, "duet gateway: %s\n", line.c_str());
+// What the gateway says of itself: how it runs at info, what it refuses and cannot do as an error.
+void say(std::string const& line, log::level severity = log::level::info) {
+    log::write({.severity = severity, .component = "duet gateway", .name = "gateway", .message = line});
+}
+
+void fail(std::string const& line) {
+    say(line, log::level::error);
 }
 
 // Runs `io` on this thread until `done` is ready: for the work before the HTTP server runs `io` and after it
@@ -261,7 +266,7 @@ int gateway_runtime::start() {
                                           gateway::upstream_backend::async_create(std::move(options)),
                                           asio::use_future));
         if (!created) {
-            say(unreachable(u, created.error()));
+            fail(unreachable(u, created.error()));
             close_upstreams();
             return 3;
         }
@@ -294,7 +299,7 @@ int gateway_runtime::start() {
     publish_endpoints();
 
     if (auto refused = await_store(shared_)) {
-        say(refused->text);
+        fail(refused->text);
         close_upstreams();
         return refused->exit_code;
     }
@@ -321,12 +326,12 @@ int gateway_runtime::start() {
     try {
         http_.emplace(std::move(routes), std::move(options), io_);
     } catch (std::invalid_argument const& e) {
-        say(e.what());
+        fail(e.what());
         close_upstreams();
         return 2;
     }
     if (auto ec = http_->listen()) {
-        say("cannot listen on " + cli.http.host + ":" + std::to_string(cli.http.port) + ": " + ec.message());
+        fail("cannot listen on " + cli.http.host + ":" + std::to_string(cli.http.port) + ": " + ec.message());
         close_upstreams();
         return 1;
     }
@@ -437,12 +442,12 @@ awaitable<void> gateway_runtime::async_reload(gateway_runtime* self, std::string
         self->reload_again_ = false;
         auto planned = plan_gateway(self->flags_, self->io_);
         if (!planned) {
-            say("reload (" + why + ") refused; the running configuration stays:");
+            fail("reload (" + why + ") refused; the running configuration stays:");
             std::size_t from = 0;
             auto const& text = planned.error();
             while (from < text.size()) {
                 auto const to = std::min(text.find('\n', from), text.size());
-                say("  " + text.substr(from, to - from));
+                fail("  " + text.substr(from, to - from));
                 from = to + 1;
             }
             continue;
@@ -463,7 +468,7 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
     if (!next.cli.merge && next.upstreams.size() > 1 &&
         std::any_of(next.upstreams.begin(), next.upstreams.end(),
                     [](auto const& u) { return u.name.empty(); })) {
-        say("reload (" + why + ") refused: several upstreams must each be named");
+        fail("reload (" + why + ") refused: several upstreams must each be named");
         co_return;
     }
     bool const same_knobs = same_backend_knobs(self->plan_.cli, next.cli);
@@ -495,8 +500,8 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
             co_return;
         }
         if (!created) {
-            say("reload: " + unreachable(u, created.error()) +
-                (existed ? "; the running one stays" : "; not added"));
+            fail("reload: " + unreachable(u, created.error()) +
+                 (existed ? "; the running one stays" : "; not added"));
             if (existed) {
                 now[u.name] = was->second;
                 order.push_back(u.name);
@@ -510,8 +515,8 @@ awaitable<void> gateway_runtime::async_apply(gateway_runtime* self, gateway_plan
         order.push_back(u.name);
     }
     if (now.empty()) {
-        say("reload (" + why +
-            ") refused: no upstream of it could be reached; the running configuration stays");
+        fail("reload (" + why +
+             ") refused: no upstream of it could be reached; the running configuration stays");
         self->plan_ = std::move(before);
         co_return;
     }
@@ -575,7 +580,7 @@ void gateway_runtime::reshape_endpoints() {
         try {
             http_->add_route({e->path, e->srv.get()});
         } catch (std::invalid_argument const& bad) {
-            say("reload: " + name + ": " + bad.what());
+            fail("reload: " + name + ": " + bad.what());
             continue;
         }
         say("serving " + client::describe(u.entry.target) + " (" + era_of(*u.backend) + ") at " +

@@ -19,6 +19,7 @@
 #include "cmd_gateway.hpp"
 #include "common/auth_flags.hpp"
 #include "common/listener_flags.hpp"
+#include "common/log_flags.hpp"
 #include "common/metrics_flags.hpp"
 #include "common/state_key_flags.hpp"
 #include "common/store_flags.hpp"
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
     duet::apps::add_store_flags(*serve, store);
     duet::apps::metrics_flags metrics;
     duet::apps::add_metrics_flags(*serve, metrics);
+    duet::apps::log_flags logging;
+    duet::apps::add_log_flags(*serve, logging);
     serve->add_option("--allow-origin", http.allowed_origins, "An Origin allowed besides loopback ones");
     duet::apps::tls_server_flags tls;
     duet::apps::add_tls_server_flags(*serve, tls);
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "duet serve: %s\n", why->c_str());
         return 2;
     }
+    duet::apps::apply_log_flags(logging);
     auto scrape = duet::apps::start_metrics(metrics, shared, stdio ? nullptr : &http);
     if (!scrape) {
         std::fprintf(stderr, "duet serve: %s\n", scrape.error().c_str());
@@ -126,7 +130,9 @@ int main(int argc, char** argv) {
             return 2;
         }
         auto srv = duet::apps::make_demo_server(eras, std::move(shared));
-        std::fputs("duet: demo server on stdio (both eras unless restricted); logs go to stderr\n", stderr);
+        duet::log::write(
+            {.name = "started",
+             .message = "demo server on stdio (both eras unless restricted); logs go to stderr"});
         return duet::transport::serve_stdio(*srv);
     }
     if (auto why = duet::apps::apply_listener_flags(listener, http)) {
@@ -167,9 +173,10 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", server.url().c_str());
     std::fflush(stdout);
-    std::fputs(
-        "duet: demo server on Streamable HTTP (both eras unless restricted); Ctrl-C drains and stops\n",
-        stderr);
+    duet::log::write({.name = "started",
+                      .message =
+                          "demo server on Streamable HTTP (both eras unless restricted); Ctrl-C drains "
+                          "and stops"});
     server.run();
     return 0;
 }

@@ -1,6 +1,8 @@
 // The gateway's log lines, gathered for stderr (gateway_log.hpp).
 #include "gateway_log.hpp"
 
+#include <duet/log/log.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 
 namespace duet::gateway::detail {
 
@@ -28,6 +31,23 @@ gateway_log::gateway_log(asio::any_io_executor ex, std::function<void(std::strin
 
 gateway_log::~gateway_log() {
     flush();
+}
+
+void gateway_log::line(std::string const& text) const {
+    if (!log::enabled(log::level::info))
+        return;
+    if (sink_ || log::current_format() == log::format::text) {
+        write_with([&](std::string& out) { out += text; });
+        return;
+    }
+    constexpr std::string_view prefix = "duet gateway: ";
+    std::string_view message = text;
+    if (message.starts_with(prefix))
+        message.remove_prefix(prefix.size());
+    write_with([&](std::string& out) {
+        log::append(out, {.component = "duet gateway", .name = "gateway", .message = message},
+                    log::format::json);
+    });
 }
 
 void gateway_log::arm_flush() const {

@@ -23,9 +23,9 @@ public:
     gateway_log(boost::asio::any_io_executor ex, std::function<void(std::string const&)> sink);
     ~gateway_log();
 
-    void line(std::string const& text) const {
-        write_with([&](std::string& out) { out += text; });
-    }
+    /// One line of `text` ("duet gateway: ..."), an info event of the process's log (duet/log/log.hpp): as
+    /// it is in the text format, the message of a JSON object in the JSON one; nothing below info.
+    void line(std::string const& text) const;
 
     /// Logs the line `write` appends to the string it is given. Bound for stderr, the line is written
     /// straight into the pending lines: a request's line then costs no string of its own.
@@ -51,6 +51,8 @@ public:
 
     /// Writes the pending lines now.
     void flush() const;
+    /// Lines go to gateway_options::log rather than stderr (as they are, in no log format).
+    [[nodiscard]] bool to_sink() const noexcept { return static_cast<bool>(sink_); }
 
 private:
     void arm_flush() const;

@@ -6,6 +6,7 @@
 // between its two sides (forwarded_call.hpp), and the log (gateway_log.hpp).
 #include <duet/gateway/translate.hpp>
 #include <duet/gateway/upstream_backend.hpp>
+#include <duet/log/log.hpp>
 #include <duet/server/request_context.hpp>
 
 #include "control_connection.hpp"
@@ -402,10 +403,7 @@ upstream_backend::async_create(gateway_options options) {
         profile->on_stderr = [weak, prefix = "duet gateway: upstream=" + profile->name +
                                              " stderr: "](std::string_view line) {
             if (auto l = weak.lock())
-                l->write_with([&](std::string& out) {
-                    out += prefix;
-                    out += line;
-                });
+                l->line(prefix + std::string(line));
         };
     }
     auto control = std::make_shared<control_connection>(ex, profile, log);
@@ -561,8 +559,33 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
         // Counted by its first letter: ok, error or failed, cancelled, input_required.
         auto const kind = status[0] == 'o' ? 0 : status[0] == 'c' ? 2 : status[0] == 'i' ? 3 : 1;
         self->profile_->counted.forwarded[kind].fetch_add(1, std::memory_order_relaxed);
+        if (!log::enabled(log::level::info))
+            return;
         auto const ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        if (!self->log_->to_sink() && log::current_format() == log::format::json) {
+            std::string era =
+                std::string(protocol::to_string(ctx.era())) + " " + std::string(to_string(ctx.version()));
+            auto const latency =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+            std::string message =
+                std::string(protocol::info(method).name) + " forwarded to " + self->profile_->name;
+            self->log_->write_with([&](std::string& line) {
+                log::append(line,
+                            {.component = "duet gateway",
+                             .name = "forwarded",
+                             .message = message,
+                             .method = protocol::info(method).name,
+                             .era = era,
+                             .upstream = self->profile_->options.name.empty() ? self->profile_->name
+                                                                              : self->profile_->options.name,
+                             .outcome = status,
+                             .latency_ms = latency.count(),
+                             .trace_id = ctx.trace() ? ctx.trace()->trace_id() : std::string_view()},
+                            log::format::json);
+            });
+            return;
+        }
         // Written in place (gateway_log::write_with): this runs for every request.
         self->log_->write_with([&](std::string& line) {
             line += "duet gateway: ";

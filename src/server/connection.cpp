@@ -1,3 +1,4 @@
+#include <duet/log/log.hpp>
 #include <duet/protocol/admission.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/server/connection.hpp>
@@ -351,13 +352,15 @@ private:
                                                                    writer out,
                                                                    std::function<void()> end_stream) {
         auto* const metrics = server_.options().metrics.get();
-        if (!metrics)
+        if (!detail::answers_recorded(metrics))
             return admit_and_answer(r, http, std::move(out), std::move(end_stream), nullptr);
         detail::observed_request seen{.started = std::chrono::steady_clock::now()};
         auto attempt = admit_and_answer(r, http, std::move(out), std::move(end_stream), &seen);
-        if (auto* a = std::get_if<answer>(&attempt))
-            detail::record_answer(*metrics, seen, r.params, *a);
-        else
+        if (auto* a = std::get_if<answer>(&attempt)) {
+            auto const trace =
+                log::enabled(log::level::debug) ? protocol::trace_of(r.params, http) : std::nullopt;
+            detail::record_answer(metrics, seen, r.params, trace ? &*trace : nullptr, *a);
+        } else
             std::get<detail::deferred_request>(attempt).state->started = seen.started; // dispatch records it
         return attempt;
     }

@@ -1,5 +1,6 @@
 #include "dispatch.hpp"
 
+#include <duet/log/log.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/protocol/shaping.hpp>
@@ -16,8 +17,8 @@ namespace duet::server::detail {
 
 namespace {
 
-void log_stderr(std::string const& s) {
-    std::fprintf(stderr, "duet: %s\n", s.c_str());
+void log_failure(jsonrpc::request const& r, std::string const& s) {
+    log::write({.severity = log::level::error, .name = "handler_failed", .message = s, .method = r.method});
 }
 
 // A handler that cannot go on without a capability fails as admission would have: -32021 is HTTP 400
@@ -108,9 +109,9 @@ boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_reque
     in_flight_.erase(d.r.id);
     auto message = shape(d.r, d.a, *d.state, std::move(outcome));
     auto answer = answer_with(d.a, std::move(message));
-    if (auto* metrics = server_.options().metrics.get())
-        record_answer(*metrics, {d.a.method, metrics::label_of(d.a.era), d.state->started}, d.r.params,
-                      answer);
+    if (auto* metrics = server_.options().metrics.get(); answers_recorded(metrics))
+        record_answer(metrics, {d.a.method, metrics::label_of(d.a.era), d.state->started}, d.r.params,
+                      d.state->trace ? &*d.state->trace : nullptr, answer);
     co_return answer;
 }
 
@@ -129,10 +130,10 @@ answer_result dispatch::failed(jsonrpc::request const& r, request_state& state) 
     } catch (protocol_error const& e) {
         return e.error();
     } catch (std::exception const& e) {
-        log_stderr("handler for " + r.method + " failed: " + e.what());
+        log_failure(r, "handler for " + r.method + " failed: " + e.what());
         return protocol::internal_error();
     } catch (...) {
-        log_stderr("handler for " + r.method + " failed with a non-standard exception");
+        log_failure(r, "handler for " + r.method + " failed with a non-standard exception");
         return protocol::internal_error();
     }
 }

@@ -1,5 +1,9 @@
 #include "request_metrics.hpp"
 
+#include <duet/log/log.hpp>
+
+#include <string>
+
 namespace duet::server::detail {
 
 metrics::outcome outcome_of(protocol::method_info const* method, connection::answer const& a) {
@@ -25,16 +29,41 @@ metrics::outcome outcome_of(protocol::method_info const* method, connection::ans
     return outcome::ok;
 }
 
-void record_answer(metrics::registry& metrics, observed_request const& seen, boost::json::value const& params,
-                   connection::answer const& a) {
+bool answers_recorded(metrics::registry const* metrics) noexcept {
+    return metrics || log::enabled(log::level::debug);
+}
+
+void record_answer(metrics::registry* metrics, observed_request const& seen, boost::json::value const& params,
+                   protocol::trace_context const* trace, connection::answer const& a) {
     auto const how = outcome_of(seen.method, a);
-    metrics.request_done(seen.method, seen.era, how, std::chrono::steady_clock::now() - seen.started);
+    auto const took = std::chrono::steady_clock::now() - seen.started;
+    if (log::enabled(log::level::debug)) {
+        static constexpr std::string_view era_names[] = {"legacy", "modern", "none"};
+        auto const method = seen.method ? seen.method->name : std::string_view("other");
+        auto const era = era_names[static_cast<std::size_t>(seen.era)];
+        auto const ms = std::chrono::duration<double, std::milli>(took).count();
+        auto text = std::string(method) + " " + std::string(era) + " " + std::string(to_string(how)) + " " +
+                    std::to_string(ms) + "ms";
+        if (trace)
+            text.append(" trace=").append(trace->trace_id());
+        log::write({.severity = log::level::debug,
+                    .name = "request",
+                    .message = text,
+                    .method = method,
+                    .era = era,
+                    .outcome = to_string(how),
+                    .latency_ms = ms,
+                    .trace_id = trace ? trace->trace_id() : std::string_view()});
+    }
+    if (!metrics)
+        return;
+    metrics->request_done(seen.method, seen.era, how, took);
     if (!seen.method || seen.method->id != protocol::method_id::tools_call)
         return;
     auto const* p = params.if_object();
     auto const* name = p ? p->if_contains("name") : nullptr;
-    metrics.tool_called(name && name->is_string() ? std::string_view(name->get_string()) : std::string_view(),
-                        how);
+    metrics->tool_called(
+        name && name->is_string() ? std::string_view(name->get_string()) : std::string_view(), how);
 }
 
 } // namespace duet::server::detail

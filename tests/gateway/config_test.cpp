@@ -228,6 +228,18 @@ TEST(GatewayConfig, AnOutOfRangeNumberIsAnErrorNamingItsPath) {
                         "gateway.maxUpstreamMessage: 512 is out of range (1024 to 4294967296)");
 }
 
+TEST(GatewayConfig, ABadLogFormatOrLevelOrMetricsPortIsAnErrorNamingItsPath) {
+    expect_config_error(
+        json::object{{"mcpServers", {{"files", demo_server()}}}, {"gateway", {{"logFormat", "yaml"}}}},
+        "gateway.logFormat: \"text\" or \"json\"");
+    expect_config_error(
+        json::object{{"mcpServers", {{"files", demo_server()}}}, {"gateway", {{"logLevel", "loud"}}}},
+        "gateway.logLevel: one of \"debug\", \"info\", \"warning\", \"error\"");
+    expect_config_error(
+        json::object{{"mcpServers", {{"files", demo_server()}}}, {"gateway", {{"metricsPort", 70000}}}},
+        "gateway.metricsPort: 70000 is out of range (0 to 65535)");
+}
+
 TEST(GatewayConfig, EveryErrorIsSaidNotOnlyTheFirst) {
     config_dir dir;
     auto const file = dir.write_json("gateway.json", json::object{{"mcpServers", {{"a", {{"comand", "x"}}}}},

@@ -18,6 +18,7 @@
 #include <duet/protocol/caller.hpp>
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/envelope.hpp>
+#include <duet/protocol/trace_context.hpp>
 #include <duet/protocol/version.hpp>
 #include <duet/server/input_state.hpp>
 
@@ -105,6 +106,7 @@ struct request_state {
     std::shared_ptr<boost::json::object const> client_capabilities = empty_object();
     std::shared_ptr<boost::json::object const> client_info;  ///< null: the client sent none
     std::shared_ptr<protocol::caller_identity const> caller; ///< null: the transport established none
+    std::optional<protocol::trace_context> trace;            ///< the W3C trace it belongs to, if any
     boost::json::value progress_token;                       ///< null: the client asked for no progress
     /// Legacy: the session's logging/setLevel threshold, read when a message is sent. Null for a modern
     /// request, whose threshold is `log_level`.
@@ -153,6 +155,12 @@ public:
     /// Who sent this request, as its transport established it (the client certificate of mutual TLS); null
     /// when it established nothing (stdio, plain HTTP, TLS without client certificates).
     [[nodiscard]] protocol::caller_identity const* caller() const noexcept { return state_->caller.get(); }
+    /// The W3C trace this request belongs to: its `_meta.traceparent` (and tracestate), else its HTTP
+    /// request's headers; null when it carries none. A handler calling further services passes on
+    /// protocol::child_of(*trace(), its own span id).
+    [[nodiscard]] protocol::trace_context const* trace() const noexcept {
+        return state_->trace ? &*state_->trace : nullptr;
+    }
     [[nodiscard]] bool declares(protocol::client_capability c) const noexcept {
         return protocol::declares(*state_->client_capabilities, c);
     }

@@ -1,6 +1,7 @@
 // http_server: the listener and its lifecycle (accept, the per-socket read loop, session expiry, the drain).
 // What a request gets is decided in request_router.hpp.
 #include <duet/auth/verifiers.hpp>
+#include <duet/log/log.hpp>
 #include <duet/server/connection.hpp>
 #include <duet/transport/http_server.hpp>
 
@@ -54,8 +55,9 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-void log_stderr(std::string const& s) {
-    std::fprintf(stderr, "duet http: %s\n", s.c_str());
+void log_stderr(std::string const& s, log::level severity = log::level::warning) {
+    log::event const e{.severity = severity, .component = "duet http", .name = "http", .message = s};
+    log::write(e);
 }
 
 // The CPUs this process may run on (its affinity mask), at least one.
@@ -261,7 +263,8 @@ private:
                 log_stderr("SIGHUP: the TLS certificate was not reloaded, the previous one stays: " + *why);
             else
                 log_stderr("SIGHUP: TLS certificate and key reloaded from " +
-                           self->ctx_.options.tls->cert_file);
+                               self->ctx_.options.tls->cert_file,
+                           log::level::info);
             self->await_reload_signal();
         });
     }
