@@ -17,8 +17,14 @@ namespace duet::server::detail {
 
 namespace {
 
-void log_failure(jsonrpc::request const& r, std::string const& s) {
-    log::write({.severity = log::level::error, .name = "handler_failed", .message = s, .method = r.method});
+void log_failure(jsonrpc::request const& r, request_state const& state, std::string const& s) {
+    log::event const e{.severity = log::level::error,
+                       .name = "handler_failed",
+                       .message = s,
+                       .method = r.method,
+                       .era = protocol::to_string(state.era),
+                       .trace_id = state.trace ? state.trace->trace_id() : std::string_view()};
+    log::write(e);
 }
 
 // A handler that cannot go on without a capability fails as admission would have: -32021 is HTTP 400
@@ -130,10 +136,10 @@ answer_result dispatch::failed(jsonrpc::request const& r, request_state& state) 
     } catch (protocol_error const& e) {
         return e.error();
     } catch (std::exception const& e) {
-        log_failure(r, "handler for " + r.method + " failed: " + e.what());
+        log_failure(r, state, "handler for " + r.method + " failed: " + e.what());
         return protocol::internal_error();
     } catch (...) {
-        log_failure(r, "handler for " + r.method + " failed with a non-standard exception");
+        log_failure(r, state, "handler for " + r.method + " failed with a non-standard exception");
         return protocol::internal_error();
     }
 }
