@@ -44,7 +44,7 @@ public:
     impl(server& srv, asio::any_io_executor ex, writer w, connection_options o)
         : server_(srv), strand_(o.executor_is_serial ? asio::any_io_executor(std::move(ex))
                                                      : asio::any_io_executor(asio::make_strand(ex))),
-          write_(std::move(w)), options_(o), dispatch_(srv), listens_(srv, write_) {}
+          write_(std::move(w)), options_(o), dispatch_(srv, options_.session_id), listens_(srv, write_) {}
 
     // ---- a stream of frames -------------------------------------------------------------------------------
 
@@ -354,7 +354,8 @@ private:
         auto* const metrics = server_.options().metrics.get();
         if (!detail::answers_recorded(metrics))
             return admit_and_answer(r, http, std::move(out), std::move(end_stream), nullptr);
-        detail::observed_request seen{.started = std::chrono::steady_clock::now()};
+        detail::observed_request seen{.started = std::chrono::steady_clock::now(),
+                                      .session = options_.session_id};
         auto attempt = admit_and_answer(r, http, std::move(out), std::move(end_stream), &seen);
         if (auto* a = std::get_if<answer>(&attempt)) {
             auto const trace =

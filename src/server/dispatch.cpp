@@ -116,8 +116,8 @@ boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_reque
     auto message = shape(d.r, d.a, *d.state, std::move(outcome));
     auto answer = answer_with(d.a, std::move(message));
     if (auto* metrics = server_.options().metrics.get(); answers_recorded(metrics))
-        record_answer(metrics, {d.a.method, metrics::label_of(d.a.era), d.state->started}, d.r.params,
-                      d.state->trace ? &*d.state->trace : nullptr, answer);
+        record_answer(metrics, {d.a.method, metrics::label_of(d.a.era), d.state->started, session_},
+                      d.r.params, d.state->trace ? &*d.state->trace : nullptr, answer);
     co_return answer;
 }
 

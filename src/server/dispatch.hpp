@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <variant>
 
 namespace duet::server::detail {
@@ -32,7 +33,9 @@ struct deferred_request {
 
 class dispatch {
 public:
-    explicit dispatch(server& srv) : server_(srv) {}
+    /// `session`: the connection's legacy session id for log events (connection_options::session_id), which
+    /// outlives this object.
+    dispatch(server& srv, std::string_view session) : server_(srv), session_(session) {}
 
     /// The state a request's handler runs with, or the answer refusing it before the handler runs (a bad
     /// modern retry, an id already in flight). `session` is the connection's legacy session (null: none);
@@ -73,6 +76,7 @@ private:
     method_answer input_required(jsonrpc::request const& r, request_state& state);
 
     server& server_;
+    std::string_view session_;
     std::map<jsonrpc::request_id, std::shared_ptr<request_state>> in_flight_;
 };
 

@@ -51,6 +51,7 @@ void record_answer(metrics::registry* metrics, observed_request const& seen, boo
                     .message = text,
                     .method = method,
                     .era = era,
+                    .session = seen.era == metrics::era_label::legacy ? seen.session : std::string_view(),
                     .outcome = to_string(how),
                     .latency_ms = ms,
                     .trace_id = trace ? trace->trace_id() : std::string_view()});

@@ -9,6 +9,7 @@
 #include <duet/server/connection.hpp>
 
 #include <chrono>
+#include <string_view>
 
 namespace duet::server::detail {
 
@@ -17,6 +18,7 @@ struct observed_request {
     protocol::method_info const* method = nullptr; ///< null: not a method of the table
     metrics::era_label era = metrics::era_label::none;
     std::chrono::steady_clock::time_point started;
+    std::string_view session; ///< the legacy session's id, when the transport named one
 };
 
 /// How `a` ends the request for its client.

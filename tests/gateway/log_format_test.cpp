@@ -85,6 +85,24 @@ TEST(LogFormat, ServeAtDebugLogsEveryRequestAsAJsonEvent) {
     EXPECT_EQ(events(server, "started", "", 1).size(), 1u);
 }
 
+TEST(LogFormat, ALegacySessionsRequestsNameTheirSession) {
+    child_server server({"--log-format", "json", "--log-level", "debug"});
+    mcp_http c(server.ep());
+    c.initialize("2025-11-25");
+    ASSERT_TRUE(c.session_id());
+    EXPECT_EQ(c.post(legacy_request(2, "tools/call", call_params("echo", {{"text", "old"}}))).status, 200u);
+    EXPECT_EQ(c.post(traced_echo(3)).status, 200u);
+    auto const calls = events(server, "request", "tools/call", 2);
+    ASSERT_EQ(calls.size(), 2u) << server.stderr_text();
+    EXPECT_EQ(calls[0].at("era"), "legacy");
+    EXPECT_EQ(calls[0].at("session").as_string(), *c.session_id());
+    EXPECT_EQ(calls[1].at("era"), "modern");
+    EXPECT_FALSE(calls[1].contains("session")) << "a modern request belongs to no session";
+    auto const opened = events(server, "request", "initialize", 1);
+    ASSERT_EQ(opened.size(), 1u);
+    EXPECT_EQ(opened[0].at("session").as_string(), *c.session_id());
+}
+
 TEST(LogFormat, ServeAtInfoLogsNoRequestAndAtWarningNotEvenItsStart) {
     child_server info({"--log-format", "json"});
     mcp_http c(info.ep());

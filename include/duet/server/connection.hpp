@@ -52,6 +52,9 @@ struct connection_options {
     /// Put before the ids of requests to the client ("PREFIX-1", ...; empty: plain numbers), so that the
     /// processes sharing a session never send two requests of one id, and each knows its answers.
     std::string client_request_id_prefix;
+    /// The transport's name for the legacy session this connection carries (HTTP's Mcp-Session-Id): the
+    /// `session` of its requests' log events. Empty: none (stdio).
+    std::string session_id;
 };
 
 class connection : public event_listener {
