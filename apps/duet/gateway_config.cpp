@@ -83,6 +83,17 @@ void read_gateway(reader& r, json::value const& v, gateway_cli& cli) {
     auto file = [&r](json::value const& x, std::string const& p) {
         return r.readable_file(x, p);
     };
+    // A string `known` accepts; else an error saying what is `expected`.
+    auto word = [&r](auto known, std::string expected) {
+        return [&r, known, expected = std::move(expected)](json::value const& x, std::string const& p) {
+            auto s = r.string(x, p);
+            if (s && !known(*s)) {
+                r.fail(p, expected);
+                s.reset();
+            }
+            return s;
+        };
+    };
     auto whole = [&r](std::uint64_t lo, std::uint64_t hi) {
         return [&r, lo, hi](json::value const& x, std::string const& p) {
             return r.whole(x, p, lo, hi);
@@ -121,23 +132,11 @@ void read_gateway(reader& r, json::value const& v, gateway_cli& cli) {
          {"metricsPort", into(cli.metrics.port, {"--metrics-port"}, whole(0, 65535))},
          {"metricsHost", into(cli.metrics.host, {"--metrics-host"}, text)},
          {"logFormat", into(cli.logging.format, {"--log-format"},
-                            [&r](json::value const& x, std::string const& p) {
-                                auto s = r.string(x, p);
-                                if (s && !log::parse_format(*s)) {
-                                    r.fail(p, "\"text\" or \"json\"");
-                                    s.reset();
-                                }
-                                return s;
-                            })},
+                            word([](std::string const& s) { return log::parse_format(s).has_value(); },
+                                 "\"text\" or \"json\""))},
          {"logLevel", into(cli.logging.level, {"--log-level"},
-                           [&r](json::value const& x, std::string const& p) {
-                               auto s = r.string(x, p);
-                               if (s && !log::parse_level(*s)) {
-                                   r.fail(p, "one of \"debug\", \"info\", \"warning\", \"error\"");
-                                   s.reset();
-                               }
-                               return s;
-                           })},
+                           word([](std::string const& s) { return log::parse_level(s).has_value(); },
+                                "one of \"debug\", \"info\", \"warning\", \"error\""))},
          {"threads", into(http.io_threads, {"--threads"}, whole(1, 256))},
          {"allowHosts", into(http.allowed_hosts, {"--allow-host"}, list)},
          {"allowOrigins", into(http.allowed_origins, {"--allow-origin"}, list)},

@@ -1,5 +1,6 @@
 #include <duet/transport/metrics_endpoint.hpp>
 
+#include "listener_socket.hpp"
 #include "support/descriptors.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -43,18 +44,8 @@ public:
         auto const address = asio::ip::make_address(options_.host, ec);
         if (ec)
             return ec;
-        tcp::endpoint const ep(address, options_.port);
-        acceptor_.open(ep.protocol(), ec);
-        if (!ec) {
-            support::set_close_on_exec(acceptor_.native_handle());
-            acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-        }
-        if (!ec)
-            acceptor_.bind(ep, ec);
-        if (!ec)
-            acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-        if (ec)
-            return ec;
+        if (auto refused = http::open_listener(acceptor_, address, options_.port))
+            return refused;
         port_ = acceptor_.local_endpoint().port();
         asio::co_spawn(io_, accept_loop(this), asio::detached);
         thread_ = std::thread([this] { io_.run(); });

@@ -8,6 +8,7 @@
 #include "bearer_guard.hpp"
 #include "bounded_socket.hpp"
 #include "drain_registry.hpp"
+#include "listener_socket.hpp"
 #include "live_session.hpp"
 #include "modern_responses.hpp"
 #include "probes.hpp"
@@ -124,20 +125,8 @@ public:
         auto const address = asio::ip::make_address(ctx_.options.host, ec);
         if (ec)
             return ec;
-        tcp::endpoint const ep(address, ctx_.options.port);
-        acceptor_.open(ep.protocol(), ec);
-        // Asio opens and accepts without close-on-exec: a handler that starts a child must not hand it the
-        // listening socket or a client's connection.
-        if (!ec)
-            support::set_close_on_exec(acceptor_.native_handle());
-        if (!ec)
-            acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-        if (!ec)
-            acceptor_.bind(ep, ec);
-        if (!ec)
-            acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-        if (ec)
-            return ec;
+        if (auto refused = http::open_listener(acceptor_, address, ctx_.options.port))
+            return refused;
         port_ = acceptor_.local_endpoint().port();
         guards_.set_bound_address(address.is_loopback() ? std::string() : address.to_string());
         return {};
