@@ -205,6 +205,9 @@ public:
     /// request to a thread of its own. run() runs `io` and returns once it stopped it after the drain; to
     /// finish other work on `io` afterwards, restart it.
     http_server(std::vector<http_route> routes, http_options options, boost::asio::io_context& io);
+    /// One endpoint at options.path, served on `io` as above (an embedded gateway's upstream connections
+    /// and the server on one io_context).
+    http_server(server::server& srv, http_options options, boost::asio::io_context& io);
     ~http_server();
     http_server(http_server const&) = delete;
     http_server& operator=(http_server const&) = delete;

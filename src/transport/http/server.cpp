@@ -491,6 +491,9 @@ std::size_t io_threads_for(http_options const& options) {
 http_server::http_server(server::server& srv, http_options options)
     : http_server(std::vector<http_route>{{options.path, &srv}}, options) {}
 
+http_server::http_server(server::server& srv, http_options options, asio::io_context& io)
+    : http_server(std::vector<http_route>{{options.path, &srv}}, options, io) {}
+
 http_server::http_server(std::vector<http_route> routes, http_options options)
     : impl_(std::make_shared<impl>(http::checked_routes(std::move(routes)),
                                    checked_options(std::move(options)), nullptr)) {}
