@@ -6,19 +6,9 @@ namespace duet::apps {
 
 namespace {
 
-// `upstream="NAME"`, the name escaped as the text format wants label values.
+// `upstream="NAME"`, then `extra` (a label() of its own) when given.
 std::string upstream_label(std::string const& name, std::string_view extra = {}) {
-    std::string out = "upstream=\"";
-    for (char c : name) {
-        if (c == '\\' || c == '"')
-            out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    out += '"';
+    auto out = metrics::label("upstream", name);
     if (!extra.empty())
         out.append(",").append(extra);
     return out;
@@ -66,11 +56,13 @@ gateway_families(std::vector<metered_upstream> const& upstreams,
         auto const d = [](std::uint64_t n) {
             return static_cast<double>(n);
         };
-        forwarded.samples.emplace_back(upstream_label(u.name, "outcome=\"ok\""), d(s.forwarded_ok));
-        forwarded.samples.emplace_back(upstream_label(u.name, "outcome=\"error\""), d(s.forwarded_error));
-        forwarded.samples.emplace_back(upstream_label(u.name, "outcome=\"cancelled\""),
+        forwarded.samples.emplace_back(upstream_label(u.name, metrics::label("outcome", "ok")),
+                                       d(s.forwarded_ok));
+        forwarded.samples.emplace_back(upstream_label(u.name, metrics::label("outcome", "error")),
+                                       d(s.forwarded_error));
+        forwarded.samples.emplace_back(upstream_label(u.name, metrics::label("outcome", "cancelled")),
                                        d(s.forwarded_cancelled));
-        forwarded.samples.emplace_back(upstream_label(u.name, "outcome=\"input_required\""),
+        forwarded.samples.emplace_back(upstream_label(u.name, metrics::label("outcome", "input_required")),
                                        d(s.forwarded_input_required));
         in_flight.samples.emplace_back(label, d(s.calls_in_flight));
         reconnects.samples.emplace_back(label, d(s.reconnects));

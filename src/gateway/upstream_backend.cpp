@@ -561,13 +561,9 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
         self->profile_->counted.forwarded[kind].fetch_add(1, std::memory_order_relaxed);
         if (!log::enabled(log::level::info))
             return;
-        auto const ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        auto const took = std::chrono::steady_clock::now() - started;
         if (!self->log_->to_sink() && log::current_format() == log::format::json) {
-            std::string era =
-                std::string(protocol::to_string(ctx.era())) + " " + std::string(to_string(ctx.version()));
-            auto const latency =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+            auto const era = era_text(ctx.era(), ctx.version());
             std::string message =
                 std::string(protocol::info(method).name) + " forwarded to " + self->profile_->name;
             self->log_->write_with([&](std::string& line) {
@@ -580,12 +576,13 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
                              .upstream = self->profile_->options.name.empty() ? self->profile_->name
                                                                               : self->profile_->options.name,
                              .outcome = status,
-                             .latency_ms = latency.count(),
+                             .latency_ms = std::chrono::duration<double, std::milli>(took).count(),
                              .trace_id = ctx.trace() ? ctx.trace()->trace_id() : std::string_view()},
                             log::format::json);
             });
             return;
         }
+        auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(took);
         // Written in place (gateway_log::write_with): this runs for every request.
         self->log_->write_with([&](std::string& line) {
             line += "duet gateway: ";

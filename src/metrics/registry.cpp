@@ -25,11 +25,23 @@ std::string_view to_string(outcome o) noexcept {
     return "error";
 }
 
-namespace {
+std::string_view to_string(era_label e) noexcept {
+    switch (e) {
+    case era_label::legacy:
+        return "legacy";
+    case era_label::modern:
+        return "modern";
+    case era_label::none:
+        return "none";
+    }
+    return "none";
+}
 
-constexpr std::string_view era_names[era_label_count] = {"legacy", "modern", "none"};
-
-} // namespace
+std::string label(std::string_view name, std::string_view value) {
+    std::string out(name);
+    out.append("=\"").append(detail::escape_label_value(value)).append("\"");
+    return out;
+}
 
 void latency_histogram::observe(std::chrono::nanoseconds took) noexcept {
     double const seconds = std::chrono::duration<double>(took).count();
@@ -152,7 +164,7 @@ std::string registry::render() const {
                         std::memory_order_relaxed))
                     out.sample("duet_requests_total",
                                {{"method", method_name(m)},
-                                {"era", era_names[e]},
+                                {"era", to_string(static_cast<era_label>(e))},
                                 {"outcome", to_string(static_cast<outcome>(o))}},
                                static_cast<double>(n));
 
@@ -164,8 +176,8 @@ std::string registry::render() const {
             if (h.cumulative.back() == 0)
                 continue;
             out.histogram("duet_request_duration_seconds",
-                          {{"method", method_name(m)}, {"era", era_names[e]}}, latency_buckets, h.cumulative,
-                          h.sum_seconds);
+                          {{"method", method_name(m)}, {"era", to_string(static_cast<era_label>(e))}},
+                          latency_buckets, h.cumulative, h.sum_seconds);
         }
 
     out.family("duet_tool_calls_total", "tools/call requests by tool and outcome (unknown tools: other).",

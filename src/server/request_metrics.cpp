@@ -38,9 +38,8 @@ void record_answer(metrics::registry* metrics, observed_request const& seen, boo
     auto const how = outcome_of(seen.method, a);
     auto const took = std::chrono::steady_clock::now() - seen.started;
     if (log::enabled(log::level::debug)) {
-        static constexpr std::string_view era_names[] = {"legacy", "modern", "none"};
         auto const method = seen.method ? seen.method->name : std::string_view("other");
-        auto const era = era_names[static_cast<std::size_t>(seen.era)];
+        auto const era = metrics::to_string(seen.era);
         auto const ms = std::chrono::duration<double, std::milli>(took).count();
         auto text = std::string(method) + " " + std::string(era) + " " + std::string(to_string(how)) + " " +
                     std::to_string(ms) + "ms";

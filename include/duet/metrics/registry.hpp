@@ -50,6 +50,7 @@ inline constexpr std::size_t outcome_count = 5;
 /// The era label of a request: its era, or `none` for one refused before its era was known.
 enum class era_label : std::uint8_t { legacy, modern, none };
 inline constexpr std::size_t era_label_count = 3;
+[[nodiscard]] std::string_view to_string(era_label e) noexcept;
 [[nodiscard]] constexpr era_label label_of(protocol::era e) noexcept {
     return e == protocol::era::legacy ? era_label::legacy : era_label::modern;
 }
@@ -91,12 +92,16 @@ struct http_counters {
     }
 };
 
+/// `name="value"`, the value escaped as the text format wants it (backslash, double quote, newline): a label
+/// of a family's sample or a gauge. Join several with commas.
+[[nodiscard]] std::string label(std::string_view name, std::string_view value);
+
 /// One metric family another part of the process adds (registry::add_collector), written as it is.
 struct family {
     std::string name; ///< e.g. duet_gateway_upstream_restarts_total
     std::string help;
     std::string type; ///< counter | gauge
-    /// Each sample: its labels, already in `name="value"` form joined by commas (may be empty), and value.
+    /// Each sample: its labels, label() joined by commas (may be empty), and value.
     std::vector<std::pair<std::string, double>> samples;
 };
 

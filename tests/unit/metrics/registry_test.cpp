@@ -134,6 +134,11 @@ TEST(MetricsRegistry, LabelValuesAreEscaped) {
         << text;
 }
 
+TEST(MetricsRegistry, ALabelForAnotherPartsFamilyIsEscapedTheSameWay) {
+    EXPECT_EQ(duet::metrics::label("upstream", "a\"b\\c\nd"), R"(upstream="a\"b\\c\nd")");
+    EXPECT_EQ(duet::metrics::label("outcome", "ok"), R"(outcome="ok")");
+}
+
 TEST(MetricsRegistry, HttpCountersAndProcessFiguresAreWritten) {
     registry r;
     r.http().connections_open.fetch_add(2);
