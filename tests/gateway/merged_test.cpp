@@ -97,6 +97,14 @@ json::object node_stdio(std::string const& script) {
 // ---- requests -----------------------------------------------------------------------------------
 
 // A request of the era: modern (its `_meta`) or legacy (inside the session `c` opened).
+// A client of `ep` in one era: a legacy one has its session open (2025-11-25).
+mcp_http client_of(endpoint const& ep, bool modern) {
+    mcp_http c(ep);
+    if (!modern)
+        c.initialize("2025-11-25");
+    return c;
+}
+
 json::object request_of(bool modern, int id, std::string_view method, json::object params = {}) {
     return modern ? modern_request(id, method, std::move(params))
                   : legacy_request(id, method, std::move(params));
@@ -246,9 +254,7 @@ TEST(MergedEndpoint, APrefixedCallReachesItsUpstreamInBothEras) {
     ASSERT_FALSE(gw.url().empty());
     std::map<std::string, std::size_t> expected; // calls forwarded to each upstream so far
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 1;
         for (std::string const name : {"duet", "v1", "web"}) {
             auto const text = "to " + name + " (" + era_name(modern) + ")";
@@ -302,9 +308,7 @@ TEST(MergedEndpoint, AResourceTwoUpstreamsOfferIsSaidAndServedByTheFirst) {
         << gw.stderr_text();
     std::size_t reads = 0;
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         auto const r =
             only_message(c.post(request_of(modern, 1, "resources/read", {{"uri", "duet://demo/readme"}})));
         auto const result = result_of(r);
@@ -319,9 +323,7 @@ TEST(MergedEndpoint, AResourceTwoUpstreamsOfferIsSaidAndServedByTheFirst) {
     EXPECT_EQ(gw.forwarded("resources/read", "b"), 0u) << gw.stderr_text();
     // Listed once, by the upstream that serves it; so is the template both offer.
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 10;
         auto const uris = names_of(list_all(c, modern, "resources/list", "resources", id).items, "uri");
         EXPECT_EQ(std::count(uris.begin(), uris.end(), "duet://demo/readme"), 1) << era_name(modern);
@@ -343,9 +345,7 @@ TEST(MergedEndpoint, AHiddenToolIsUnknownAndNeverForwarded) {
     ASSERT_FALSE(gw.url().empty());
     std::size_t forwarded_to_a = 0, forwarded_to_b = 0;
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 1;
         auto const names = names_of(list_all(c, modern, "tools/list", "tools", id).items);
         EXPECT_EQ(std::set<std::string>(names.begin(), names.end()),
@@ -385,9 +385,7 @@ TEST(MergedEndpoint, ARenamedToolIsCalledByItsNewNameOnlyAndADescribedOneShowsIt
     gateway_process gw(std::vector<std::string>{"--config", config.path()});
     ASSERT_FALSE(gw.url().empty());
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 1;
         auto const tools = list_all(c, modern, "tools/list", "tools", id).items;
         auto const names = names_of(tools);
@@ -419,9 +417,7 @@ TEST(MergedEndpoint, PromptFiltersHideRenameAndDescribePrompts) {
     gateway_process gw(std::vector<std::string>{"--config", config.path()});
     ASSERT_FALSE(gw.url().empty());
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 1;
         auto const prompts = list_all(c, modern, "prompts/list", "prompts", id).items;
         auto const names = names_of(prompts);
@@ -458,9 +454,7 @@ TEST(MergedEndpoint, ADeniedResourceIsUnlistedAndReadingItIsNotFoundInTheRequest
     gateway_process gw(std::vector<std::string>{"--config", config.path()});
     ASSERT_FALSE(gw.url().empty());
     for (bool const modern : {true, false}) {
-        mcp_http c(gw.ep());
-        if (!modern)
-            c.initialize("2025-11-25");
+        auto c = client_of(gw.ep(), modern);
         int id = 1;
         auto const resources = list_all(c, modern, "resources/list", "resources", id).items;
         EXPECT_TRUE(names_of(resources, "uri").empty()) << era_name(modern);
