@@ -136,9 +136,8 @@ awaitable<void> control_connection::async_apply_watch(std::shared_ptr<control_co
         auto control = self->client_;
         auto r = co_await control->async_request(std::move(method), std::move(params));
         if (!r)
-            self->log_->line(
-                "duet gateway: " + std::string(watched ? "subscribing to " : "unsubscribing from ") + uri +
-                " upstream failed: " + r.error().to_string());
+            self->log_->line(std::string(watched ? "subscribing to " : "unsubscribing from ") + uri +
+                             " upstream failed: " + r.error().to_string());
         co_return;
     }
     if (auto it = self->listens_.find(uri); it != self->listens_.end()) {
@@ -218,8 +217,7 @@ awaitable<void> control_connection::async_supervise(std::weak_ptr<control_connec
         auto self = weak.lock();
         if (!ended || !self || self->closing_)
             co_return;
-        self->log_->line("duet gateway: the control connection to " + self->profile_->name +
-                         " ended; connecting again");
+        self->log_->line("the control connection to " + self->profile_->name + " ended; connecting again");
         co_await async_reconnect(self);
     }
 }
@@ -243,8 +241,7 @@ awaitable<void> control_connection::async_reconnect(std::shared_ptr<control_conn
             self->profile_->counted.reconnects.fetch_add(1, std::memory_order_relaxed);
             break;
         }
-        self->log_->line("duet gateway: connecting again to " + self->profile_->name +
-                         " failed: " + c.error().to_string());
+        self->log_->line("connecting again to " + self->profile_->name + " failed: " + c.error().to_string());
         backoff.expires_after(delay);
         co_await backoff.async_wait(tuple_awaitable);
         delay = std::min(delay * 2, std::chrono::milliseconds(5000));

@@ -33,17 +33,13 @@ gateway_log::~gateway_log() {
     flush();
 }
 
-void gateway_log::line(std::string const& text) const {
+void gateway_log::line(std::string const& message) const {
     if (!log::enabled(log::level::info))
         return;
     if (sink_ || log::current_format() == log::format::text) {
-        write_with([&](std::string& out) { out += text; });
+        write_with([&](std::string& out) { out.append("duet gateway: ").append(message); });
         return;
     }
-    constexpr std::string_view prefix = "duet gateway: ";
-    std::string_view message = text;
-    if (message.starts_with(prefix))
-        message.remove_prefix(prefix.size());
     write_with([&](std::string& out) {
         log::append(out, {.component = "duet gateway", .name = "gateway", .message = message},
                     log::format::json);

@@ -23,9 +23,9 @@ public:
     gateway_log(boost::asio::any_io_executor ex, std::function<void(std::string const&)> sink);
     ~gateway_log();
 
-    /// One line of `text` ("duet gateway: ..."), an info event of the process's log (duet/log/log.hpp): as
-    /// it is in the text format, the message of a JSON object in the JSON one; nothing below info.
-    void line(std::string const& text) const;
+    /// One info event of the process's log (duet/log/log.hpp) saying `message`: "duet gateway: MESSAGE" in
+    /// the text format (and to a sink), the message of a JSON object in the JSON one; nothing below info.
+    void line(std::string const& message) const;
 
     /// Logs the line `write` appends to the string it is given. Bound for stderr, the line is written
     /// straight into the pending lines: a request's line then costs no string of its own.

@@ -7,6 +7,7 @@
 
 #include <duet/gateway/merged_backend.hpp>
 #include <duet/gateway/translate.hpp>
+#include <duet/log/log.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/server_changes.hpp>
 #include <duet/server/request_context.hpp>
@@ -19,7 +20,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -177,7 +177,11 @@ public:
             };
         if (!options_.log)
             options_.log = [](std::string const& line) {
-                std::fprintf(stderr, "%s\n", line.c_str());
+                log::event const e{.severity = log::level::warning,
+                                   .component = "duet gateway",
+                                   .name = "gateway",
+                                   .message = line};
+                log::write(e);
             };
     }
 
@@ -290,8 +294,8 @@ public:
                     continue;
                 auto [it, fresh] = uri_owner_.try_emplace(std::string(*uri), member);
                 if (!fresh && it->second != member && report_conflicts)
-                    options_.log("duet gateway: the resource " + std::string(*uri) + " is offered by " +
-                                 it->second + " and " + member + "; " + it->second + " serves it");
+                    options_.log("the resource " + std::string(*uri) + " is offered by " + it->second +
+                                 " and " + member + "; " + it->second + " serves it");
             } else if (k == list_kind::templates) {
                 auto t = string_at(*o, "uriTemplate");
                 if (!t || !admitted(shown, *t))
@@ -301,9 +305,8 @@ public:
                 if (known == templates_.end()) {
                     templates_.emplace_back(std::string(*t), member);
                 } else if (known->second != member && report_conflicts) {
-                    options_.log("duet gateway: the resource template " + std::string(*t) +
-                                 " is offered by " + known->second + " and " + member + "; " + known->second +
-                                 " serves it");
+                    options_.log("the resource template " + std::string(*t) + " is offered by " +
+                                 known->second + " and " + member + "; " + known->second + " serves it");
                 }
             }
         }

@@ -118,7 +118,7 @@ public:
         std::weak_ptr<detail::gateway_log> weak = log;
         return [weak](std::size_t cap) {
             if (auto l = weak.lock())
-                l->line("duet gateway: " + std::to_string(cap) +
+                l->line(std::to_string(cap) +
                         " calls wait parked for their clients' retries (the most allowed): the oldest was "
                         "dropped; its retry, should it come, replays it");
         };
@@ -400,8 +400,8 @@ upstream_backend::async_create(gateway_options options) {
         // Every stdio child's stderr, into the log: named, so that several upstreams' lines can be told
         // apart, and bounded by the client (a long line cut, a flood thinned).
         std::weak_ptr<detail::gateway_log> weak = log;
-        profile->on_stderr = [weak, prefix = "duet gateway: upstream=" + profile->name +
-                                             " stderr: "](std::string_view line) {
+        profile->on_stderr = [weak,
+                              prefix = "upstream=" + profile->name + " stderr: "](std::string_view line) {
             if (auto l = weak.lock())
                 l->line(prefix + std::string(line));
         };
@@ -537,7 +537,7 @@ server::session_admission upstream_backend::on_session(protocol::version version
     if (s->own_connection) // the session's child starts now; its first request finds it ready
         asio::co_spawn(impl_->ex_, upstream_pool::async_open_session(impl_->pool_, s), asio::detached);
     else
-        impl_->log_->line("duet gateway: initialize " + s->log_prefix + " status=ok 0ms");
+        impl_->log_->line("initialize " + s->log_prefix + " status=ok 0ms");
     return std::shared_ptr<void>(std::move(s));
 }
 

@@ -62,8 +62,7 @@ session_upstream::~session_upstream() {
     if (log) {
         auto const lasted =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
-        log("duet gateway: session-end " + log_prefix + " status=ok after " + std::to_string(lasted.count()) +
-            "ms");
+        log("session-end " + log_prefix + " status=ok after " + std::to_string(lasted.count()) + "ms");
     }
     if (connection)
         asio::co_spawn(ex, close_connection(std::move(connection)), asio::detached);
@@ -272,7 +271,7 @@ awaitable<void> upstream_pool::async_open_session(std::shared_ptr<upstream_pool>
     auto c = co_await async_session_connection(self, s);
     auto const ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    self->log_->line("duet gateway: initialize " + s->log_prefix +
+    self->log_->line("initialize " + s->log_prefix +
                      " status=" + (c ? std::string("ok") : "failed (" + c.error().to_string() + ")") + " " +
                      std::to_string(ms.count()) + "ms");
 }

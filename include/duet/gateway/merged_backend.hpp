@@ -60,7 +60,8 @@ struct merged_options {
     std::string separator = "__";
     /// The time the breakers decide by; tests set their own.
     std::function<limit_clock::time_point()> clock;
-    /// Where what the endpoint has to say goes (a resource two members offer, say); default stderr.
+    /// Where what the endpoint has to say goes (a resource two members offer, say), a line without prefix;
+    /// default: the process's log (duet/log/log.hpp), as a warning of "duet gateway".
     std::function<void(std::string const&)> log;
 };
 
