@@ -79,9 +79,14 @@ export function startDuet(binary, args, { nofile, label = args[0] } = {}) {
         ? spawn('sh', ['-c', `ulimit -n ${nofile} && exec "$@"`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] })
         : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
+    const watches = [];
     child.stderr.on('data', d => {
+        const text = d.toString();
+        // A watched pattern is looked for in the whole stream (the chunk with the end of the one before, so a
+        // match split across two chunks counts), since the tail kept below may be too short to hold it.
+        for (const w of watches) if (!w.seen) w.seen = w.pattern.test(log.slice(-512) + text);
         // Only the tail: a gateway relays its children's stderr, which a scenario may flood on purpose.
-        log = (log + d.toString()).slice(-8192);
+        log = (log + text).slice(-8192);
     });
     let exited = null;
     const exit = new Promise(resolve => child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
@@ -90,6 +95,12 @@ export function startDuet(binary, args, { nofile, label = args[0] } = {}) {
         pid: child.pid,
         url: '',
         logTail: () => log,
+        /** From now on, watch the log for `pattern`; the returned function says whether it was seen. */
+        watchLog(pattern) {
+            const w = { pattern, seen: false };
+            watches.push(w);
+            return () => w.seen;
+        },
         exited: () => exited,
         async stop() {
             if (exited) return exited;
