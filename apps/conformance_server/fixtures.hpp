@@ -24,6 +24,10 @@ void add_interaction_tools(server::server& srv);
 /// (SEP-2322).
 void add_input_required_fixtures(server::server& srv);
 
+/// greet, slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task:
+/// the tasks extension's scenarios (SEP-2663), which Duet also serves to 2025-11-25 clients that ask.
+void add_task_fixtures(server::server& srv);
+
 /// test://static-text, test://static-binary, test://watched-resource, test://template/{id}/data.
 void add_resources(server::server& srv);
 

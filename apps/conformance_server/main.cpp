@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     duet::conformance::add_content_tools(srv);
     duet::conformance::add_interaction_tools(srv);
     duet::conformance::add_input_required_fixtures(srv);
+    duet::conformance::add_task_fixtures(srv);
     duet::conformance::add_resources(srv);
     duet::conformance::add_prompts(srv);
 

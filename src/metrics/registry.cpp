@@ -64,9 +64,7 @@ latency_histogram::snapshot latency_histogram::read() const noexcept {
 
 registry::registry()
     : extras_(std::make_shared<registration::extras>()),
-      start_time_seconds_(detail::process_start_time_seconds()) {
-    static_assert(method_slots > 29, "method_slots must hold every method of the table and `other`");
-}
+      start_time_seconds_(detail::process_start_time_seconds()) {}
 
 std::size_t registry::slot(protocol::method_info const* m) const noexcept {
     if (!m)

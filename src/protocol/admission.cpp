@@ -134,7 +134,7 @@ std::optional<rejection> check_modern_headers(jsonrpc::request const& req, std::
         return r;
     auto const* row = find_method(req.method);
     if (row && row->mcp_name != name_source::none) {
-        auto const body = string_param(req.params, row->mcp_name == name_source::name ? "name" : "uri");
+        auto const body = string_param(req.params, name_param(row->mcp_name));
         if (auto r = check_mirror(http, name_header, body, true))
             return r;
     }
@@ -189,6 +189,9 @@ result_t admit_modern(jsonrpc::request const& req, version_claim const& claim, a
     auto const* row = find_method(req.method);
     if (auto e = check_method(row, req.method, *v, *ctx.capabilities))
         return reject_modern(std::move(*e));
+    // The tasks extension's methods serve only requests that declare it (SEP-2663 §Protocol Errors).
+    if (row->gate == capability::tasks && !declares(env->client_capabilities, client_capability::tasks))
+        return reject(missing_required_client_capability(requirement(client_capability::tasks)), 400);
     admission a;
     a.what = admission::action::serve;
     a.era = era::modern;

@@ -1,4 +1,5 @@
 #include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/tasks.hpp>
 
 namespace duet::protocol {
 
@@ -18,6 +19,8 @@ bool server_capabilities::advertises(capability c) const noexcept {
         return completions;
     case capability::logging:
         return logging;
+    case capability::tasks:
+        return tasks;
     }
     return false;
 }
@@ -48,8 +51,17 @@ boost::json::object server_capabilities::to_json(version v) const {
     }
     if (tools)
         o["tools"] = with_list_changed(tools_list_changed);
-    if (!extensions.empty() && is_modern_version(v))
-        o["extensions"] = extensions;
+    // 2025-11-25 alone has core tasks; Duet serves tasks/list and tasks/cancel, and tools/call as a task.
+    if (tasks && v == version::v2025_11_25)
+        o["tasks"] = boost::json::object{{"list", boost::json::object{}},
+                                         {"cancel", boost::json::object{}},
+                                         {"requests", {{"tools", {{"call", boost::json::object{}}}}}}};
+    if (is_modern_version(v) && (!extensions.empty() || tasks)) {
+        auto& ext = o["extensions"].emplace_object();
+        ext = extensions;
+        if (tasks && !ext.contains(tasks_extension))
+            ext[tasks_extension] = boost::json::object{};
+    }
     return o;
 }
 
@@ -79,6 +91,11 @@ bool declares(boost::json::object const& client_caps, client_capability c) noexc
         auto const* e = object_at("elicitation");
         return e && e->contains("url");
     }
+    case client_capability::tasks: {
+        auto const* e = object_at("extensions");
+        auto const* t = e ? e->if_contains(tasks_extension) : nullptr;
+        return t && t->is_object();
+    }
     }
     return false;
 }
@@ -95,6 +112,8 @@ boost::json::object requirement(client_capability c) {
         return {{"elicitation", boost::json::object{}}};
     case client_capability::elicitation_url:
         return {{"elicitation", boost::json::object{{"url", boost::json::object{}}}}};
+    case client_capability::tasks:
+        return {{"extensions", boost::json::object{{tasks_extension, boost::json::object{}}}}};
     }
     return {};
 }

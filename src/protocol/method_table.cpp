@@ -21,7 +21,7 @@ constexpr std::optional<version> since_first = version::v2024_11_05;
 constexpr std::optional<version> nowhere = std::nullopt;
 
 // name, id, kind, direction, legacy since, modern, gate, cacheable, may require input, Mcp-Name
-constexpr std::array<method_info, 29> table{{
+constexpr std::array<method_info, method_count> table{{
     {"initialize", initialize, request, c2s, since_first, false, none, false, false, name_source::none},
     {"ping", ping, request, both, since_first, false, none, false, false, name_source::none},
     {"logging/setLevel", logging_set_level, request, c2s, since_first, false, logging, false, false,
@@ -44,6 +44,18 @@ constexpr std::array<method_info, 29> table{{
     {"resources/read", resources_read, request, c2s, since_first, true, resources, true, true,
      name_source::uri},
     {"completion/complete", completion_complete, request, c2s, since_first, true, completions, false, false,
+     name_source::none},
+    // The tasks methods: 2025-11-25's experimental ones, and the modern extension's (which the server offers
+    // only where it advertises the extension, and serves only to requests that declare it).
+    {"tasks/get", tasks_get, request, c2s, version::v2025_11_25, true, capability::tasks, false, false,
+     name_source::task_id},
+    {"tasks/update", tasks_update, request, c2s, nowhere, true, capability::tasks, false, false,
+     name_source::task_id},
+    {"tasks/cancel", tasks_cancel, request, c2s, version::v2025_11_25, true, capability::tasks, false, false,
+     name_source::task_id},
+    {"tasks/result", tasks_result, request, c2s, version::v2025_11_25, false, capability::tasks, false, false,
+     name_source::none},
+    {"tasks/list", tasks_list, request, c2s, version::v2025_11_25, false, capability::tasks, false, false,
      name_source::none},
     {"sampling/createMessage", sampling_create_message, request, s2c, since_first, true, none, false, false,
      name_source::none},
@@ -72,6 +84,10 @@ constexpr std::array<method_info, 29> table{{
      nowhere, true, none, false, false, name_source::none},
     {"notifications/elicitation/complete", notification_elicitation_complete, notification, s2c,
      version::v2025_11_25, false, none, false, false, name_source::none},
+    {"notifications/tasks/status", notification_tasks_status, notification, s2c, version::v2025_11_25, false,
+     none, false, false, name_source::none},
+    {"notifications/tasks", notification_tasks, notification, s2c, nowhere, true, none, false, false,
+     name_source::none},
 }};
 
 constexpr bool table_in_id_order() {

@@ -42,7 +42,7 @@ std::vector<http_header> modern_request_headers(jsonrpc::request const& request,
     auto const* row = find_method(request.method);
     auto const* params = request.params.if_object();
     if (row && params && row->mcp_name != name_source::none) {
-        auto const* name = params->if_contains(row->mcp_name == name_source::name ? "name" : "uri");
+        auto const* name = params->if_contains(name_param(row->mcp_name));
         if (name && name->is_string())
             out.push_back({"Mcp-Name", encode_header_value(name->get_string())});
     }

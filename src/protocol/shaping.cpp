@@ -74,8 +74,9 @@ void shape_tool(boost::json::object& tool, version v) {
         if (before(v, version::v2025_06_18) || !object_schema)
             tool.erase("outputSchema");
     }
-    // The 2025-11-25 experimental tasks field exists nowhere else, and Duet does not offer legacy tasks.
-    tool.erase("execution");
+    // 2025-11-25's experimental `execution.taskSupport` exists in no other version.
+    if (v != version::v2025_11_25)
+        tool.erase("execution");
 }
 
 void shape_prompt(boost::json::object& prompt, version v) {
@@ -196,19 +197,27 @@ void shape_modern(boost::json::object& result, shape_context const& ctx) {
     auto const top = top_members_of(result);
     auto* rt = top.result_type;
     bool const needs_input = rt && rt->is_string() && rt->get_string() == input_required;
-    if (!needs_input) {
+    // A task, as created or as tasks/get shows it, carries the task's own `ttlMs` (not a cache hint) and is
+    // never cached; only a created one says "task".
+    bool const task_created =
+        ctx.method == method_id::tools_call && rt && rt->is_string() && rt->get_string() == "task";
+    bool const task_shaped = task_created || ctx.method == method_id::tasks_get;
+    if (!needs_input && !task_created) {
         if (rt)
             *rt = "complete"; // where it stands, as operator[] would
         else
             result.emplace(result_type, "complete");
     }
+    // 2025-11-25's experimental `execution.taskSupport` is gone from the modern Tool.
+    if (ctx.method == method_id::tools_list)
+        for_each_object(result, "tools", [](boost::json::object& t) { t.erase("execution"); });
     // Results of an input_required round must not be cached; cacheable methods always carry hints otherwise.
-    if (needs_input || !info(ctx.method).cacheable) {
+    if (!task_shaped && (needs_input || !info(ctx.method).cacheable)) {
         if (top.ttl_ms)
             result.erase("ttlMs");
         if (top.cache_scope)
             result.erase("cacheScope");
-    } else {
+    } else if (!task_shaped) {
         result["ttlMs"] = ctx.hints.ttl_ms < 0 ? 0 : ctx.hints.ttl_ms;
         result["cacheScope"] = to_string(ctx.hints.scope);
     }

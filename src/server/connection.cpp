@@ -458,7 +458,8 @@ private:
     void notify(detail::request_state const& request, jsonrpc::notification n) override {
         if (request.cancelled.load())
             return;
-        asio::dispatch(strand_, [self = shared_from_this(), n = std::move(n), out = request.out] {
+        auto out = request.detached.load() ? writer() : request.out;
+        asio::dispatch(strand_, [self = shared_from_this(), n = std::move(n), out = std::move(out)] {
             self->send(n, out);
         });
     }
@@ -467,7 +468,8 @@ private:
                                                       std::string method, boost::json::value params,
                                                       std::chrono::milliseconds timeout) override {
         auto self = shared_from_this(); // the connection outlives the question
-        writer out = request.out;       // copied before the first suspension, as `request` is only lent
+        // Copied before the first suspension, as `request` is only lent; a task's go on the session's stream.
+        writer out = request.detached.load() ? writer() : request.out;
         co_await asio::dispatch(strand_, asio::use_awaitable);
         if (draining_ || !session_)
             co_return peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt};

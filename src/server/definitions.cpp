@@ -29,6 +29,8 @@ boost::json::object tool::to_json() const {
     put_if(o, "annotations", annotations);
     put_if(o, "icons", icons);
     put_if(o, "_meta", meta);
+    if (tasks != protocol::task_support::forbidden) // shaping keeps it for 2025-11-25 only
+        o["execution"] = boost::json::object{{"taskSupport", protocol::to_string(tasks)}};
     return o;
 }
 

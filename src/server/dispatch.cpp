@@ -8,6 +8,10 @@
 
 #include "request_metrics.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -81,15 +85,26 @@ dispatch::prepare(jsonrpc::request const& r, protocol::admission& a, legacy_sess
     return state;
 }
 
+dispatch::dispatch(server& srv, std::string_view session) : server_(srv), session_(session) {}
+
 std::variant<connection::answer, deferred_request>
 dispatch::answer_or_defer(jsonrpc::request& r, protocol::admission& a, std::shared_ptr<request_state> state) {
+    if (a.method->gate == protocol::capability::tasks || a.method->id == protocol::method_id::tools_call) {
+        std::optional<deferred_request> later;
+        if (auto settled = answer_tasks(r, a, state, later))
+            return std::move(*settled);
+        if (later) {
+            in_flight_[later->r.id] = later->state;
+            return std::move(*later);
+        }
+    }
     std::optional<answer_result> outcome;
     {
         request_context ctx(state);
         try {
             outcome = server_.answer_now(a.method->id, r.params, ctx);
         } catch (...) {
-            outcome = failed(r, *state);
+            outcome = failed(server_, r, *state);
         }
     }
     if (!outcome) {
@@ -102,12 +117,18 @@ dispatch::answer_or_defer(jsonrpc::request& r, protocol::admission& a, std::shar
 
 boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_request d) {
     answer_result outcome = protocol::internal_error();
-    {
+    if (d.task_result) {
+        auto const id = std::string(*protocol::task_id_param(d.r.params));
+        auto owner = task_owner(*d.state);
+        outcome = co_await server_.tasks().async_result(id, std::move(owner));
+    } else if (d.task) {
+        outcome = co_await async_run_as_task(d);
+    } else {
         request_context ctx(d.state);
         try {
             outcome = co_await server_.async_answer(d.a.method->id, d.r.params, ctx);
         } catch (...) {
-            outcome = failed(d.r, *d.state);
+            outcome = failed(server_, d.r, *d.state);
         }
     }
     // Every connection coroutine is spawned on the connection's strand, so even after a plain handler ran
@@ -121,6 +142,120 @@ boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_reque
     co_return answer;
 }
 
+std::string dispatch::task_owner(request_state const& state) {
+    if (state.era == protocol::era::legacy) {
+        if (task_scope_.empty())
+            task_scope_ = "session:" + new_task_id();
+        return task_scope_;
+    }
+    // A modern caller is who its transport says it is; without an identity, a task id is its own secret.
+    auto const* c = state.caller.get();
+    if (c && c->token)
+        return "token:" + c->token->issuer + " " +
+               (c->token->subject.empty() ? "client " + c->token->client_id : c->token->subject);
+    if (c && !c->tls_subject.empty())
+        return "tls:" + c->tls_subject;
+    return {};
+}
+
+std::optional<connection::answer> dispatch::answer_tasks(jsonrpc::request& r, protocol::admission& a,
+                                                         std::shared_ptr<request_state>& state,
+                                                         std::optional<deferred_request>& later) {
+    using protocol::method_id;
+    auto const refuse = [&](protocol::error_object e) {
+        return answer_with(a, jsonrpc::message{jsonrpc::error_response{r.id, std::move(e)}});
+    };
+    if (a.method->id != method_id::tools_call) {
+        static boost::json::value const no_params = boost::json::object{};
+        auto const& params = r.params.is_null() ? no_params : r.params;
+        if (!params.is_object())
+            return refuse(protocol::invalid_params("Invalid params: params must be an object"));
+        auto owner = task_owner(*state);
+        if (auto answered = server_.tasks().answer(a.method->id, params, owner, a.era))
+            return answer_with(a, shape(r, a, *state, std::move(*answered)));
+        later = deferred_request{std::move(r), std::move(a), std::move(state), std::nullopt, true};
+        return std::nullopt;
+    }
+    auto const policy = server_.task_policy(r.params);
+    if (!policy)
+        return std::nullopt;
+    bool const declares = a.era == protocol::era::modern &&
+                          protocol::declares(*state->client_capabilities, protocol::client_capability::tasks);
+    std::optional<protocol::task_request> asked;
+    if (a.era == protocol::era::legacy && a.version == protocol::version::v2025_11_25) {
+        auto read = protocol::legacy_task_request(r.params);
+        if (!read)
+            return refuse(std::move(read.error()));
+        asked = *read;
+    }
+    auto decision =
+        protocol::decide_task(policy->name, policy->support, a.era, a.version, declares, asked.has_value());
+    switch (decision.what) {
+    case protocol::task_decision::kind::plain:
+        return std::nullopt;
+    case protocol::task_decision::kind::refuse:
+        return refuse(std::move(*decision.refusal));
+    case protocol::task_decision::kind::task:
+        break;
+    }
+    task_plan plan{.owner = task_owner(*state),
+                   .after = a.era == protocol::era::modern ? policy->after : std::chrono::milliseconds(0)};
+    if (asked && asked->ttl_ms)
+        plan.ttl = std::chrono::milliseconds(*asked->ttl_ms);
+    later = deferred_request{std::move(r), std::move(a), std::move(state), std::move(plan), false};
+    return std::nullopt;
+}
+
+boost::asio::awaitable<answer_result> dispatch::async_run_as_task(deferred_request& d) {
+    auto const ex = co_await boost::asio::this_coro::executor;
+    auto link =
+        std::make_shared<task_link>(server_.tasks_shared(), *d.task, d.a.era, d.a.version, d.state, ex);
+    d.state->task = link;
+    if (d.task->after <= std::chrono::milliseconds::zero())
+        if (auto made = link->promote(); !made)
+            co_return made.error(); // a full task store refuses before the handler runs
+    // The handler's own copy of the request: as a task it may outlive this connection and its dispatch.
+    auto request = std::make_shared<jsonrpc::request const>(d.r);
+    boost::asio::co_spawn(ex, async_run_linked(server_, std::move(request), d.state, link),
+                          boost::asio::detached);
+    auto const deadline = std::chrono::steady_clock::now() + d.task->after;
+    bool promotion_tried = false;
+    for (;;) {
+        if (auto created = link->created())
+            co_return method_answer{protocol::create_task_result(*created, d.a.era), {}};
+        if (auto done = link->take_outcome())
+            co_return std::move(*done);
+        auto const now = std::chrono::steady_clock::now();
+        if (!promotion_tried && now >= deadline) {
+            // Still running: a task from now on, unless its handler committed to answering the request or
+            // the caller holds its most tasks (the call then goes on as a plain request).
+            promotion_tried = true;
+            (void)link->promote();
+            continue;
+        }
+        auto const wait =
+            promotion_tried ? std::chrono::steady_clock::duration(std::chrono::seconds(1)) : deadline - now;
+        (void)co_await link->dispatcher_wake().async_wait_for(wait);
+    }
+}
+
+boost::asio::awaitable<void> dispatch::async_run_linked(server& srv,
+                                                        std::shared_ptr<jsonrpc::request const> r,
+                                                        std::shared_ptr<request_state> state,
+                                                        std::shared_ptr<task_link> link) {
+    link->start(co_await boost::asio::this_coro::executor);
+    answer_result outcome = protocol::internal_error();
+    {
+        request_context ctx(state);
+        try {
+            outcome = co_await srv.async_answer(protocol::method_id::tools_call, r->params, ctx);
+        } catch (...) {
+            outcome = failed(srv, *r, *state);
+        }
+    }
+    link->finish(std::move(outcome));
+}
+
 connection::answer dispatch::answer_with(protocol::admission const& a,
                                          std::optional<jsonrpc::message> message) {
     auto const status = a.era == protocol::era::modern ? error_status(message) : 200u;
@@ -128,11 +263,11 @@ connection::answer dispatch::answer_with(protocol::admission const& a,
 }
 
 // What a handler's exception becomes; called from the handler's catch block.
-answer_result dispatch::failed(jsonrpc::request const& r, request_state& state) {
+answer_result dispatch::failed(server& srv, jsonrpc::request const& r, request_state& state) {
     try {
         throw;
     } catch (input_required_signal const&) {
-        return input_required(r, state);
+        return input_required(srv, r, state);
     } catch (protocol_error const& e) {
         return e.error();
     } catch (std::exception const& e) {
@@ -212,16 +347,16 @@ std::optional<protocol::error_object> dispatch::restore_input(jsonrpc::request c
 
 // The InputRequiredResult of a round that asked for input: its questions, and everything the next retry
 // needs, sealed.
-method_answer dispatch::input_required(jsonrpc::request const& r, request_state& state) {
+method_answer dispatch::input_required(server& srv, jsonrpc::request const& r, request_state& state) {
     input_state next = state.input;
     next.pending.clear();
     for (auto const& kv : state.asked)
         next.pending.emplace_back(kv.key());
-    auto const expiry = std::chrono::system_clock::now() + server_.options().request_state_ttl;
+    auto const expiry = std::chrono::system_clock::now() + srv.options().request_state_ttl;
     method_answer s;
     s.result["resultType"] = "input_required";
     s.result["inputRequests"] = state.asked;
-    s.result["requestState"] = server_.sealer().seal(r.method, r.params, next, expiry);
+    s.result["requestState"] = srv.sealer().seal(r.method, r.params, next, expiry);
     return s;
 }
 

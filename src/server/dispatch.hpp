@@ -12,6 +12,7 @@
 #include <duet/server/server.hpp>
 
 #include "legacy_session.hpp"
+#include "task_registry.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -29,13 +30,15 @@ struct deferred_request {
     jsonrpc::request r;
     protocol::admission a;
     std::shared_ptr<request_state> state;
+    std::optional<task_plan> task; ///< a tools/call that may become a task
+    bool task_result = false;      ///< a 2025-11-25 tasks/result waiting for its task to end
 };
 
 class dispatch {
 public:
     /// `session`: the connection's legacy session id for log events (connection_options::session_id), which
     /// outlives this object.
-    dispatch(server& srv, std::string_view session) : server_(srv), session_(session) {}
+    dispatch(server& srv, std::string_view session);
 
     /// The state a request's handler runs with, or the answer refusing it before the handler runs (a bad
     /// modern retry, an id already in flight). `session` is the connection's legacy session (null: none);
@@ -69,14 +72,29 @@ public:
     }
 
 private:
-    answer_result failed(jsonrpc::request const& r, request_state& state);
+    // A tools/call that may become a task, or a tasks/* request: answered here, or deferred (filled into
+    // `later`); empty for every other request.
+    std::optional<connection::answer> answer_tasks(jsonrpc::request& r, protocol::admission& a,
+                                                   std::shared_ptr<request_state>& state,
+                                                   std::optional<deferred_request>& later);
+    boost::asio::awaitable<answer_result> async_run_as_task(deferred_request& d);
+    // Who owns the tasks this request makes or asks for (task_store).
+    std::string task_owner(request_state const& state);
+    // Runs a call that may become a task to its end (the handler's side of task_link).
+    static boost::asio::awaitable<void> async_run_linked(server& srv,
+                                                         std::shared_ptr<jsonrpc::request const> r,
+                                                         std::shared_ptr<request_state> state,
+                                                         std::shared_ptr<task_link> link);
+    // What a handler's exception becomes (static: a task's handler outlives its connection's dispatch).
+    static answer_result failed(server& srv, jsonrpc::request const& r, request_state& state);
     std::optional<jsonrpc::message> shape(jsonrpc::request const& r, protocol::admission const& a,
                                           request_state const& state, answer_result outcome);
     std::optional<protocol::error_object> restore_input(jsonrpc::request const& r, request_state& state);
-    method_answer input_required(jsonrpc::request const& r, request_state& state);
+    static method_answer input_required(server& srv, jsonrpc::request const& r, request_state& state);
 
     server& server_;
     std::string_view session_;
+    std::string task_scope_; ///< this connection's legacy session as a task owner; made when first needed
     std::map<jsonrpc::request_id, std::shared_ptr<request_state>> in_flight_;
 };
 

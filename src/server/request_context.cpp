@@ -1,8 +1,11 @@
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/input_key.hpp>
 #include <duet/protocol/meta_keys.hpp>
+#include <duet/protocol/tasks.hpp>
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
+
+#include "task_registry.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -58,7 +61,27 @@ void throw_exception_from_error(peer_failure const& f, boost::source_location co
 
 void request_context::report_progress(double progress, std::optional<double> total,
                                       std::string_view message) {
-    if (state_->progress_token.is_null() || state_->cancelled.load())
+    if (state_->cancelled.load())
+        return;
+    // In a task, progress is the task's statusMessage; the extension sends no progress notifications
+    // (SEP-2663), 2025-11-25 keeps sending them for the call's progressToken.
+    if (state_->task && state_->task->task_id()) {
+        std::string note(message);
+        if (note.empty()) {
+            auto const amount = [](double v) {
+                auto text = std::to_string(v);
+                text.erase(text.find_last_not_of('0') + 1);
+                if (text.back() == '.')
+                    text.pop_back();
+                return text;
+            };
+            note = "progress " + amount(progress) + (total ? " of " + amount(*total) : "");
+        }
+        state_->task->note_status(std::move(note));
+        if (state_->era == protocol::era::modern)
+            return;
+    }
+    if (state_->progress_token.is_null())
         return;
     double last = state_->last_progress.load();
     do {
@@ -77,6 +100,8 @@ void request_context::report_progress(double progress, std::optional<double> tot
 void request_context::log(protocol::log_level level, boost::json::value data, std::string_view logger) {
     if (state_->cancelled.load())
         return;
+    if (state_->era == protocol::era::modern && state_->task && state_->task->task_id())
+        return; // the extension carries no log messages for a task (SEP-2663)
     auto const threshold = log_threshold();
     if (!threshold || level < *threshold)
         return;
@@ -102,35 +127,6 @@ boost::asio::awaitable<peer_result> request_context::async_request_client(std::s
 
 namespace duet::server {
 
-namespace {
-
-// Whether a client's answer has the shape its method's result must have (ElicitResult, CreateMessageResult,
-// ListRootsResult); a garbage answer is the client's error, not a reason to ask again.
-bool well_formed_answer(std::string_view method, boost::json::value const& v) {
-    auto const* o = v.if_object();
-    if (!o)
-        return false;
-    auto is_string = [&](std::string_view k) {
-        return o->contains(k) && o->at(k).is_string();
-    };
-    if (method == "elicitation/create") {
-        if (!is_string("action"))
-            return false;
-        auto const a = o->at("action").get_string();
-        if (a != "accept" && a != "decline" && a != "cancel")
-            return false;
-        return !o->contains("content") || o->at("content").is_object();
-    }
-    if (method == "sampling/createMessage")
-        return is_string("role") && is_string("model") && o->contains("content") &&
-               (o->at("content").is_object() || o->at("content").is_array());
-    if (method == "roots/list")
-        return o->contains("roots") && o->at("roots").is_array();
-    return true;
-}
-
-} // namespace
-
 boost::asio::awaitable<peer_result> request_context::async_input(input_request request) {
     std::vector<input_request> one;
     one.push_back(std::move(request));
@@ -151,6 +147,8 @@ request_context::async_inputs(std::vector<input_request> requests) {
         // Every question is sent before any answer is awaited, as a modern round asks them together: the
         // client (or a gateway turning them into one input_required round) sees them at once.
         auto const ex = co_await boost::asio::this_coro::executor;
+        // A 2025-11-25 task's questions say which task they serve, and the task waits on them meanwhile.
+        auto const task = st.task ? st.task->task_id() : std::nullopt;
         using ask_op = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<peer_result>>(),
                                                       boost::asio::deferred));
         std::vector<ask_op> asks;
@@ -172,15 +170,21 @@ request_context::async_inputs(std::vector<input_request> requests) {
                 if (!meta.is_object())
                     meta = boost::json::object{};
                 meta.get_object()[protocol::meta_key::input_key] = r.key;
+                if (task)
+                    meta.get_object()[protocol::related_task_key] = boost::json::object{{"taskId", *task}};
             }
             asks.push_back(boost::asio::co_spawn(
                 ex, async_request_client(std::move(r.method), std::move(r.params)), boost::asio::deferred));
         }
         if (asks.empty())
             co_return results;
+        if (task)
+            st.task->note_waiting_for_client(true);
         auto answered =
             co_await boost::asio::experimental::make_parallel_group(std::move(asks))
                 .async_wait(boost::asio::experimental::wait_for_all(), boost::asio::use_awaitable);
+        if (task)
+            st.task->note_waiting_for_client(false);
         auto const& completion_order = std::get<0>(answered);
         auto& exceptions = std::get<1>(answered);
         auto& answers = std::get<2>(answered);
@@ -191,6 +195,8 @@ request_context::async_inputs(std::vector<input_request> requests) {
         }
         co_return results;
     }
+    if (st.task && st.task->task_id())
+        co_return co_await st.task->async_task_inputs(std::move(requests), *st.client_capabilities);
     if (!st.input_rounds) {
         for (std::size_t i = 0; i < requests.size(); ++i)
             results.emplace_back(peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt});
@@ -207,7 +213,7 @@ request_context::async_inputs(std::vector<input_request> requests) {
             if (auto const* offered = st.offered.if_contains(r.key))
                 st.input.answers[r.key] = *offered;
         if (auto const* answer = st.input.answers.if_contains(r.key)) {
-            if (!well_formed_answer(r.method, *answer))
+            if (!protocol::well_formed_input_response(r.method, *answer))
                 throw protocol_error(protocol::invalid_params("Invalid params: inputResponses[\"" + r.key +
                                                                   "\"] is not a valid result of " + r.method,
                                                               boost::json::object{{"key", r.key}}));
@@ -220,9 +226,28 @@ request_context::async_inputs(std::vector<input_request> requests) {
         st.asked[r.key] = std::move(ask);
         results.emplace_back(peer_failure{make_error_code(peer_errc::not_in_this_era), std::nullopt});
     }
-    if (!st.asked.empty())
-        throw detail::input_required_signal{};
-    co_return results;
+    if (st.asked.empty())
+        co_return results;
+    // A call that may become a task answers its request with this round, unless it became a task first:
+    // then the task asks instead.
+    if (st.task && !st.task->commit_to_rounds()) {
+        st.asked.clear();
+        co_return co_await st.task->async_task_inputs(std::move(requests), *st.client_capabilities);
+    }
+    throw detail::input_required_signal{};
+}
+
+bool request_context::become_task() {
+    if (!state_->task)
+        return false;
+    if (!state_->task->promote())
+        return false;
+    state_->task->ask_promotion(); // the dispatcher answers the request with the task
+    return state_->task->task_id().has_value();
+}
+
+std::optional<std::string> request_context::task_id() const {
+    return state_->task ? state_->task->task_id() : std::nullopt;
 }
 
 void request_context::require(protocol::client_capability c) const {

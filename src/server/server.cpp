@@ -5,6 +5,7 @@
 #include <duet/store/memory.hpp>
 
 #include "server_events.hpp"
+#include "task_registry.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -64,7 +65,13 @@ server::server(server_options options)
       server_info_tail_(meta_tail(server_info_)),
       sealer_(options_.request_state_keys.empty() ? state_sealer(options_.request_state_key)
                                                   : state_sealer(options_.request_state_keys)),
-      pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
+      pool_(std::max<std::size_t>(1, options_.blocking_threads)),
+      tasks_(std::make_shared<detail::task_registry>(
+          detail::task_registry::options{.ttl = options_.task_ttl,
+                                         .max_ttl = options_.task_max_ttl,
+                                         .poll_interval = options_.task_poll_interval,
+                                         .max_per_owner = options_.max_tasks_per_caller,
+                                         .page_size = options_.page_size ? options_.page_size : 100})) {
     lookup_ = [this](std::string_view tool_name) -> std::span<protocol::param_header const> {
         std::shared_lock lock(mutex_);
         auto it = param_headers_.find(std::string(tool_name));
@@ -300,7 +307,25 @@ void server::refresh_capabilities() {
                      std::any_of(templates_.begin(), templates_.end(),
                                  [](auto const& t) { return bool(t.second->complete); });
     c.completions = completes;
+    c.tasks = std::any_of(tools_.begin(), tools_.end(), [](auto const& t) {
+        return t.second->definition.tasks != protocol::task_support::forbidden;
+    });
     capabilities_.store(std::move(next), std::memory_order_release);
+}
+
+std::optional<server::tool_task_policy> server::task_policy(boost::json::value const& params) const {
+    auto const* p = params.if_object();
+    auto const* name = p ? p->if_contains("name") : nullptr;
+    if (!name || !name->is_string())
+        return std::nullopt;
+    std::shared_lock lock(mutex_);
+    if (backend_)
+        return std::nullopt;
+    auto it = tools_.find(std::string_view(name->get_string()));
+    if (it == tools_.end())
+        return std::nullopt;
+    auto const& t = it->second->definition;
+    return tool_task_policy{t.name, t.tasks, t.task_after};
 }
 
 protocol::cache_hints server::hints_for(method_id m) const {

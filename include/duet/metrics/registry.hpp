@@ -156,7 +156,8 @@ public:
     static constexpr std::string_view content_type = "text/plain; version=0.0.4; charset=utf-8";
 
 private:
-    static constexpr std::size_t method_slots = 32; ///< the table's methods, and `other` last
+    static constexpr std::size_t method_slots =
+        protocol::method_count + 1; ///< the table's methods, `other` last
     std::size_t slot(protocol::method_info const* m) const noexcept;
 
     std::array<std::atomic<std::uint64_t>, method_slots * era_label_count * outcome_count> requests_{};

@@ -28,7 +28,8 @@ enum class capability : std::uint8_t {
     resources_subscribe,
     prompts,
     completions,
-    logging
+    logging,
+    tasks, ///< 2025-11-25 `tasks`, or the modern `io.modelcontextprotocol/tasks` extension
 };
 
 /// The server's capabilities. `experimental` and `extensions` are passed through as given (extensions only in
@@ -43,6 +44,9 @@ struct server_capabilities {
     bool prompts_list_changed = false;
     bool completions = false;
     bool logging = false;
+    /// Some tools may run as tasks: 2025-11-25 advertises `tasks` (list, cancel, tools/call), 2026-07-28 the
+    /// extension `io.modelcontextprotocol/tasks`.
+    bool tasks = false;
     boost::json::object experimental;
     boost::json::object extensions;
 
@@ -58,6 +62,7 @@ enum class client_capability : std::uint8_t {
     sampling_tools,   ///< sampling with `tools` / `toolChoice`
     elicitation_form, ///< form-mode elicitation (`elicitation: {}` means form)
     elicitation_url,  ///< URL-mode elicitation
+    tasks,            ///< the modern tasks extension (`extensions["io.modelcontextprotocol/tasks"]`)
 };
 
 /// Whether a ClientCapabilities object declares `c`.

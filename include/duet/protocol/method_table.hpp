@@ -13,6 +13,7 @@
 #include <duet/protocol/capabilities.hpp>
 #include <duet/protocol/version.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -37,6 +38,11 @@ enum class method_id : std::uint8_t {
     resources_templates_list,
     resources_read,
     completion_complete,
+    tasks_get,    ///< 2025-11-25 experimental tasks, and the modern tasks extension
+    tasks_update, ///< the modern tasks extension only
+    tasks_cancel, ///< both
+    tasks_result, ///< 2025-11-25 only
+    tasks_list,   ///< 2025-11-25 only
     // server -> client requests (legacy), or embedded input requests (modern)
     sampling_create_message,
     elicitation_create,
@@ -53,7 +59,12 @@ enum class method_id : std::uint8_t {
     notification_resources_updated,
     notification_subscriptions_acknowledged,
     notification_elicitation_complete,
+    notification_tasks_status, ///< 2025-11-25
+    notification_tasks,        ///< the modern tasks extension
 };
+
+/// How many methods the table has (method_id's values are 0 to method_count - 1).
+inline constexpr std::size_t method_count = static_cast<std::size_t>(method_id::notification_tasks) + 1;
 
 enum class message_kind : std::uint8_t { request, notification };
 
@@ -61,7 +72,22 @@ enum class message_kind : std::uint8_t { request, notification };
 enum class direction : std::uint8_t { client_to_server, server_to_client, both };
 
 /// Which param an HTTP `Mcp-Name` header mirrors (DIGEST §9).
-enum class name_source : std::uint8_t { none, name, uri };
+enum class name_source : std::uint8_t { none, name, uri, task_id };
+
+/// The param an `Mcp-Name` header mirrors: "name", "uri" or "taskId" (empty for none).
+[[nodiscard]] constexpr std::string_view name_param(name_source s) noexcept {
+    switch (s) {
+    case name_source::name:
+        return "name";
+    case name_source::uri:
+        return "uri";
+    case name_source::task_id:
+        return "taskId";
+    case name_source::none:
+        break;
+    }
+    return {};
+}
 
 struct method_info {
     std::string_view name;

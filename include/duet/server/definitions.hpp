@@ -17,6 +17,7 @@
 
 #include <duet/protocol/param_headers.hpp>
 #include <duet/protocol/shaping.hpp>
+#include <duet/protocol/tasks.hpp>
 #include <duet/server/content.hpp>
 #include <duet/server/protocol_error.hpp>
 #include <duet/server/request_context.hpp>
@@ -25,6 +26,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -71,6 +73,15 @@ struct tool {
     /// Scopes a caller's bearer token must hold to call it, where the transport checks tokens
     /// (http_options::authorization): without them the call is refused with 403 `insufficient_scope`.
     std::vector<std::string> required_scopes;
+    /// Whether a call may run as a task: the client gets a task handle at once (or after `task_after`) and
+    /// fetches the result later (2025-11-25 core tasks, or the modern tasks extension; server.hpp's "Tasks").
+    /// `required` refuses a client that cannot follow a task.
+    protocol::task_support tasks = protocol::task_support::forbidden;
+    /// A modern call that may become a task runs as a plain request this long first: done by then, it answers
+    /// as usual; still running, it becomes a task and the handler goes on. Zero: a task from the start. A
+    /// 2025-11-25 client that asks for a task gets one at once. The handler may also become a task sooner
+    /// (request_context::async_become_task).
+    std::chrono::milliseconds task_after{0};
 
     /// The Tool object as listed (newest shape).
     [[nodiscard]] boost::json::object to_json() const;

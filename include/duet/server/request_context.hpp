@@ -76,6 +76,7 @@ namespace detail {
 struct input_required_signal {};
 
 struct request_state;
+class task_link;
 
 /// Where a request's notifications and (legacy) requests to the client go: the connection that serves it.
 /// One per connection rather than callbacks per request, so a request's state costs one allocation.
@@ -133,6 +134,11 @@ struct request_state {
     input_state input;           ///< answers so far and the handler's own state
     boost::json::object offered; ///< inputResponses for keys the last round did not ask; used if asked now
     boost::json::object asked;   ///< this round's inputRequests
+    /// A tools/call that may become a task (task_registry.hpp); null for every other request.
+    std::shared_ptr<task_link> task;
+    /// A 2025-11-25 call that became a task: its request was answered, so its messages (requests to the
+    /// client, progress, the task's status) go on the session's own stream instead of the request's.
+    std::atomic<bool> detached{false};
 };
 
 } // namespace detail
@@ -193,7 +199,7 @@ public:
     /// with `Last-Event-ID`) and receives the rest, the response included (SEP-1699 polling, so a long call
     /// need not hold a connection open). Does nothing elsewhere: stdio, modern requests, older versions.
     void close_sse_stream() const {
-        if (state_->end_stream)
+        if (state_->end_stream && !state_->detached.load())
             state_->end_stream();
     }
 
@@ -219,6 +225,15 @@ public:
     /// result. Results are in the order asked.
     [[nodiscard]] boost::asio::awaitable<std::vector<peer_result>>
     async_inputs(std::vector<input_request> requests);
+
+    /// A tools/call that may run as a task (tool::tasks, and a request that can follow one) becomes one now,
+    /// if it is not one already: its request is answered with the task while the handler goes on, and input
+    /// it asks from here on goes through the task. False where the call cannot be a task (or the caller
+    /// holds its most tasks). Input asked before, in a modern call, went through the request's own rounds,
+    /// so a handler can gather what it needs and then go on as a task (SEP-2663 §Task Creation).
+    bool become_task();
+    /// The id of the task this call runs as, once it is one.
+    [[nodiscard]] std::optional<std::string> task_id() const;
 
     /// Legacy sessions of a server served by a backend: what backend::on_session returned for this session
     /// (null elsewhere).

@@ -97,6 +97,14 @@ struct server_options {
     /// tools, prompts, resources and templates whose required_scopes the caller's token lacks, and are then
     /// never cached beyond the caller (cacheScope private).
     bool list_permitted_only = false;
+    /// Tasks (tools whose `tasks` is not forbidden): how long a finished task stays readable after it was
+    /// made (a 2025-11-25 client's requested `ttl` is honoured between 1 s and task_max_ttl), how often
+    /// clients are told to poll, and how many tasks one caller may hold at once (a legacy session, a token's
+    /// subject, a client certificate; callers without an identity share one count).
+    std::chrono::milliseconds task_ttl = std::chrono::hours(1);
+    std::chrono::milliseconds task_max_ttl = std::chrono::hours(24);
+    std::chrono::milliseconds task_poll_interval = std::chrono::seconds(1);
+    std::size_t max_tasks_per_caller = 1000;
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
@@ -167,6 +175,7 @@ public:
 
 /// @cond
 namespace detail {
+class task_registry;
 template<class F>
 struct callable_traits : callable_traits<decltype(&F::operator())> {};
 template<class C, class R, class... A>
@@ -368,6 +377,17 @@ public:
     /// The listeners held, live or ended but not yet swept (bounded by twice the live ones, at least 64).
     [[nodiscard]] std::size_t listener_count();
 
+    /// What a tools/call's tool says about tasks (null: no such tool, or the server has a backend).
+    struct tool_task_policy {
+        std::string name;
+        protocol::task_support support = protocol::task_support::forbidden;
+        std::chrono::milliseconds after{0};
+    };
+    [[nodiscard]] std::optional<tool_task_policy> task_policy(boost::json::value const& params) const;
+    /// The tasks this server runs (server.hpp's tasks section; src/server/task_registry.hpp).
+    [[nodiscard]] detail::task_registry& tasks() noexcept { return *tasks_; }
+    [[nodiscard]] std::shared_ptr<detail::task_registry> const& tasks_shared() noexcept { return tasks_; }
+
     /// Seals and opens the `requestState` of modern input_required rounds.
     [[nodiscard]] state_sealer const& sealer() const noexcept { return sealer_; }
 
@@ -435,6 +455,7 @@ private:
     std::shared_ptr<std::string const> server_info_tail_;
     state_sealer sealer_;
     boost::asio::thread_pool pool_;
+    std::shared_ptr<detail::task_registry> tasks_;
     mutable std::shared_mutex mutex_;
     // A tool with its arguments check read out of its schema once, when it is added.
     struct registered_tool {

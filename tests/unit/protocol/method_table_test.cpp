@@ -75,6 +75,17 @@ constexpr method_row method_rows[] = {
      true, true, name_source::uri},
     {"CompletionComplete", "completion/complete", method_id::completion_complete, req, c2s, "11111",
      capability::completions, false, false, no_name},
+    // Tasks: 2025-11-25's experimental core methods and the modern extension's (SEP-2663, spec/ext-tasks).
+    {"TasksGet", "tasks/get", method_id::tasks_get, req, c2s, "00011", capability::tasks, false, false,
+     name_source::task_id},
+    {"TasksUpdate", "tasks/update", method_id::tasks_update, req, c2s, "00001", capability::tasks, false,
+     false, name_source::task_id},
+    {"TasksCancel", "tasks/cancel", method_id::tasks_cancel, req, c2s, "00011", capability::tasks, false,
+     false, name_source::task_id},
+    {"TasksResult", "tasks/result", method_id::tasks_result, req, c2s, "00010", capability::tasks, false,
+     false, no_name},
+    {"TasksList", "tasks/list", method_id::tasks_list, req, c2s, "00010", capability::tasks, false, false,
+     no_name},
     {"SamplingCreateMessage", "sampling/createMessage", method_id::sampling_create_message, req, s2c, "11111",
      no_gate, false, false, no_name},
     {"ElicitationCreate", "elicitation/create", method_id::elicitation_create, req, s2c, "00111", no_gate,
@@ -102,6 +113,10 @@ constexpr method_row method_rows[] = {
      method_id::notification_subscriptions_acknowledged, note, s2c, "00001", no_gate, false, false, no_name},
     {"NotificationElicitationComplete", "notifications/elicitation/complete",
      method_id::notification_elicitation_complete, note, s2c, "00010", no_gate, false, false, no_name},
+    {"NotificationTasksStatus", "notifications/tasks/status", method_id::notification_tasks_status, note, s2c,
+     "00010", no_gate, false, false, no_name},
+    {"NotificationTasks", "notifications/tasks", method_id::notification_tasks, note, s2c, "00001", no_gate,
+     false, false, no_name},
 };
 
 class MethodRow : public ::testing::TestWithParam<method_row> {};
@@ -149,11 +164,11 @@ TEST(MethodTable, EveryNameRoundTripsThroughFindMethod) {
     }
 }
 
-// DIGEST §1: names are exact; tasks/* is not core (it is an extension in 2026-07-28).
+// DIGEST §1: names are exact.
 TEST(MethodTable, UnknownOrMisspelledNamesAreNotFound) {
     for (std::string_view const name :
-         {"", "tools/List", "tools/list ", " tools/list", "tasks/get", "tasks/list", "server/Discover",
-          "foo/bar", "notifications/tasks/status", "initialize/", "rpc.discover"})
+         {"", "tools/List", "tools/list ", " tools/list", "tasks/Get", "tasks/delete", "server/Discover",
+          "foo/bar", "notifications/tasks/Status", "initialize/", "rpc.discover"})
         EXPECT_EQ(find_method(name), nullptr) << '"' << name << '"';
 }
 
