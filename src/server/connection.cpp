@@ -407,7 +407,9 @@ private:
                 return answer{std::move(own)};
             }
         } else if (a.method->id == method_id::subscriptions_listen) {
-            return answer{open_listen(r, *caps, std::move(out))};
+            bool const declares_tasks =
+                protocol::declares(a.envelope->client_capabilities, protocol::client_capability::tasks);
+            return answer{open_listen(r, *caps, std::move(out), http, declares_tasks)};
         }
         auto prepared = dispatch_.prepare(r, a, session_ ? &*session_ : nullptr, std::move(out),
                                           std::move(end_stream), weak_from_this());
@@ -445,12 +447,24 @@ private:
 
     // The answer of a listen comes when it ends; an open listen answers nothing now.
     std::optional<jsonrpc::message> open_listen(jsonrpc::request const& r,
-                                                protocol::server_capabilities const& caps, writer out) {
+                                                protocol::server_capabilities const& caps, writer out,
+                                                protocol::http_facts const* http, bool declares_tasks) {
         if (listens_.contains(r.id) || dispatch_.in_flight(r.id))
             return refusal(r.id,
                            protocol::invalid_request("Invalid Request: a request with this id is already "
                                                      "in flight"));
-        return listens_.open(r, caps, std::move(out), draining_);
+        // A watched task changes on whatever thread changed it; its notification is sent from this strand.
+        detail::listen_registry::task_watch tasks{
+            .owner = detail::modern_task_owner(http ? http->caller.get() : nullptr),
+            .declares_extension = declares_tasks,
+            .changed = [weak = weak_from_this(), strand = strand_](jsonrpc::request_id const& listen,
+                                                                   boost::json::object detailed) {
+                asio::dispatch(strand, [weak, listen, detailed = std::move(detailed)]() mutable {
+                    if (auto self = weak.lock())
+                        self->listens_.deliver_task(listen, std::move(detailed));
+                });
+            }};
+        return listens_.open(r, caps, std::move(out), draining_, tasks);
     }
 
     // ---- detail::request_host: what a request's context reaches back for ---------------------------------

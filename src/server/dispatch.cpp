@@ -148,14 +148,7 @@ std::string dispatch::task_owner(request_state const& state) {
             task_scope_ = "session:" + new_task_id();
         return task_scope_;
     }
-    // A modern caller is who its transport says it is; without an identity, a task id is its own secret.
-    auto const* c = state.caller.get();
-    if (c && c->token)
-        return "token:" + c->token->issuer + " " +
-               (c->token->subject.empty() ? "client " + c->token->client_id : c->token->subject);
-    if (c && !c->tls_subject.empty())
-        return "tls:" + c->tls_subject;
-    return {};
+    return modern_task_owner(state.caller.get());
 }
 
 std::optional<connection::answer> dispatch::answer_tasks(jsonrpc::request& r, protocol::admission& a,

@@ -4,6 +4,10 @@
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/protocol/shaping.hpp>
 
+#include "task_registry.hpp"
+
+#include <algorithm>
+
 namespace duet::server::detail {
 
 namespace {
@@ -20,7 +24,8 @@ jsonrpc::message refusal(jsonrpc::request_id const& id, protocol::error_object e
 
 std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
                                                       protocol::server_capabilities const& caps,
-                                                      connection::writer out, bool end_at_once) {
+                                                      connection::writer out, bool end_at_once,
+                                                      task_watch const& tasks) {
     auto const* p = r.params.if_object();
     auto const* n = p ? p->if_contains("notifications") : nullptr;
     if (!n || !n->is_object())
@@ -61,6 +66,29 @@ std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
             l.uris.clear();
         }
     }
+    if (auto const* ids = requested.if_contains("taskIds")) {
+        if (!ids->is_array() || std::any_of(ids->get_array().begin(), ids->get_array().end(),
+                                            [](auto const& v) { return !v.is_string(); }))
+            return refusal(r.id,
+                           protocol::invalid_params("Invalid params: taskIds must be an array of task ids"));
+        if (!tasks.declares_extension)
+            return refusal(r.id, protocol::missing_required_client_capability(
+                                     protocol::requirement(protocol::client_capability::tasks)));
+        // Only the caller's own, live tasks are watched; others are left out of the acknowledgement, as if
+        // they did not exist (a task id never reveals another caller's task).
+        boost::json::array watched;
+        auto& registry = server_.tasks();
+        for (auto const& v : ids->get_array()) {
+            std::string id(v.get_string());
+            if (!caps.tasks || !registry.store().find(id, tasks.owner, std::chrono::system_clock::now()))
+                continue;
+            l.task_watches.push_back(
+                registry.watch(id, [changed = tasks.changed, listen = r.id](
+                                       boost::json::object const& detailed) { changed(listen, detailed); }));
+            watched.emplace_back(id);
+        }
+        honoured["taskIds"] = std::move(watched);
+    }
     // The acknowledgement is the first message for this subscription id; events are delivered on this
     // strand after it, so none can overtake it.
     boost::json::object ack{{"_meta", subscription_meta(r.id)}, {"notifications", std::move(honoured)}};
@@ -71,6 +99,14 @@ std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
     }
     listens_[r.id] = std::move(l);
     return std::nullopt;
+}
+
+void listen_registry::deliver_task(jsonrpc::request_id const& id, boost::json::object detailed) {
+    auto it = listens_.find(id);
+    if (it == listens_.end())
+        return;
+    detailed["_meta"] = subscription_meta(id);
+    send(jsonrpc::notification{"notifications/tasks", std::move(detailed)}, it->second.out);
 }
 
 void listen_registry::end_all() {

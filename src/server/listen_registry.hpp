@@ -10,7 +10,9 @@
 #include "server_events.hpp"
 
 #include <bitset>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,9 +29,21 @@ public:
     /// Opens the listen `r` asks for, within what the server offers (`caps`): its acknowledgement goes to
     /// `out`, and its result comes when it ends (at once when `end_at_once`: the connection is draining).
     /// The refusal of a malformed request; nothing otherwise (an open listen answers nothing now).
+    /// Task status (the tasks extension's `taskIds`): the tasks of `task_owner` it names are watched, each
+    /// change handed to `task_changed` (from any thread; it brings the change back to deliver_task on the
+    /// connection's strand). A request that names tasks without declaring the extension is refused (-32021).
+    struct task_watch {
+        std::string owner;
+        bool declares_extension = false;
+        std::function<void(jsonrpc::request_id const& listen, boost::json::object detailed)> changed;
+    };
     [[nodiscard]] std::optional<jsonrpc::message> open(jsonrpc::request const& r,
                                                        protocol::server_capabilities const& caps,
-                                                       connection::writer out, bool end_at_once);
+                                                       connection::writer out, bool end_at_once,
+                                                       task_watch const& tasks);
+
+    /// Sends notifications/tasks for a watched task to listen `id`, if it is still open.
+    void deliver_task(jsonrpc::request_id const& id, boost::json::object detailed);
 
     /// Ends one listen silently (its client cancelled it).
     void cancel(jsonrpc::request_id const& id) { listens_.erase(id); }
@@ -48,6 +62,7 @@ private:
         std::bitset<4> lists;
         std::vector<std::string> uris;
         resource_watches watches; ///< the honoured resourceSubscriptions, counted while the listen lasts
+        std::vector<std::shared_ptr<void>> task_watches; ///< the honoured taskIds, watched while it lasts
     };
 
     void end(jsonrpc::request_id const& id, connection::writer const& out);

@@ -257,6 +257,26 @@ std::shared_ptr<task_link> task_registry::running(std::string const& id) {
 void task_registry::changed(task_entry const& e) {
     if (auto link = running(e.view.id))
         link->changed(e);
+    if (e.era == protocol::era::modern) {
+        std::vector<std::shared_ptr<task_watcher>> watching;
+        {
+            std::lock_guard lock(mutex_);
+            auto [first, last] = watchers_.equal_range(e.view.id);
+            for (auto it = first; it != last;) {
+                if (auto w = it->second.lock()) {
+                    watching.push_back(std::move(w));
+                    ++it;
+                } else {
+                    it = watchers_.erase(it);
+                }
+            }
+        }
+        if (!watching.empty()) {
+            auto const detailed = detailed_task(e);
+            for (auto const& w : watching)
+                (*w)(detailed);
+        }
+    }
     if (!protocol::is_terminal(e.view.status))
         return;
     std::vector<std::shared_ptr<wake_signal>> waiting;
@@ -360,33 +380,52 @@ std::optional<answer_result> task_registry::answer(protocol::method_id method,
     }
 }
 
+std::string modern_task_owner(protocol::caller_identity const* c) {
+    if (c && c->token)
+        return "token:" + c->token->issuer + " " +
+               (c->token->subject.empty() ? "client " + c->token->client_id : c->token->subject);
+    if (c && !c->tls_subject.empty())
+        return "tls:" + c->tls_subject;
+    return {};
+}
+
+boost::json::object detailed_task(task_entry const& e) {
+    auto task = protocol::task_json(e.view, protocol::era::modern);
+    switch (e.view.status) {
+    case task_status::input_required:
+        task["inputRequests"] = e.input_requests;
+        break;
+    case task_status::completed:
+        task["result"] = e.result.value_or(boost::json::object{});
+        break;
+    case task_status::failed:
+        if (e.error) {
+            boost::json::object error{{"code", e.error->code}, {"message", e.error->message}};
+            if (!e.error->data.is_null())
+                error["data"] = e.error->data;
+            task["error"] = std::move(error);
+        }
+        break;
+    default:
+        break;
+    }
+    return task;
+}
+
 answer_result task_registry::get(std::string_view id, std::string const& owner, protocol::era era) {
     auto e = store_.find(id, owner, clock::now());
     if (!e)
         return not_found(id);
-    auto task = protocol::task_json(e->view, era);
-    if (era == protocol::era::modern) {
-        // The extension's DetailedTask: what the status has, inline.
-        switch (e->view.status) {
-        case task_status::input_required:
-            task["inputRequests"] = e->input_requests;
-            break;
-        case task_status::completed:
-            task["result"] = e->result.value_or(boost::json::object{});
-            break;
-        case task_status::failed:
-            if (e->error) {
-                boost::json::object error{{"code", e->error->code}, {"message", e->error->message}};
-                if (!e->error->data.is_null())
-                    error["data"] = e->error->data;
-                task["error"] = std::move(error);
-            }
-            break;
-        default:
-            break;
-        }
-    }
-    return method_answer{std::move(task), {}};
+    if (era == protocol::era::modern)
+        return method_answer{detailed_task(*e), {}};
+    return method_answer{protocol::task_json(e->view, era), {}};
+}
+
+std::shared_ptr<void> task_registry::watch(std::string const& id, task_watcher w) {
+    auto held = std::make_shared<task_watcher>(std::move(w));
+    std::lock_guard lock(mutex_);
+    watchers_.emplace(id, held);
+    return held;
 }
 
 answer_result task_registry::update(std::string_view id, boost::json::value const& params,
@@ -539,12 +578,13 @@ void task_registry::sweep() {
             return;
         swept_ = now;
     }
-    for (auto const& id : store_.sweep(clock::now()))
-        if (auto link = running(id)) {
+    for (auto const& id : store_.sweep(clock::now())) {
+        if (auto link = running(id))
             link->cancel();
-            std::lock_guard lock(mutex_);
-            running_.erase(id);
-        }
+        std::lock_guard lock(mutex_);
+        running_.erase(id);
+        watchers_.erase(id);
+    }
 }
 
 } // namespace duet::server::detail

@@ -19,6 +19,7 @@
 #include <boost/asio/experimental/concurrent_channel.hpp>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -121,6 +122,14 @@ private:
     bool cancelled_ = false;
 };
 
+/// Who owns the tasks of a modern request: its caller, as its transport established them; "" without an
+/// identity (a task id is then its own secret).
+[[nodiscard]] std::string modern_task_owner(protocol::caller_identity const* caller);
+
+/// A task as the extension's tasks/get and notifications/tasks show it: the Task with what its status has
+/// inline (inputRequests, result, error).
+[[nodiscard]] boost::json::object detailed_task(task_entry const& e);
+
 class task_registry : public std::enable_shared_from_this<task_registry> {
 public:
     struct options {
@@ -151,6 +160,11 @@ public:
     [[nodiscard]] std::optional<answer_result> answer(protocol::method_id method,
                                                       boost::json::value const& params,
                                                       std::string const& owner, protocol::era era);
+    /// Calls `w` with the task as tasks/get shows it (the extension's DetailedTask) after each change of a
+    /// modern task, from the thread that changed it, for as long as the returned token lives.
+    using task_watcher = std::function<void(boost::json::object const& detailed)>;
+    [[nodiscard]] std::shared_ptr<void> watch(std::string const& id, task_watcher w);
+
     /// tasks/result (2025-11-25): waits for the task to end, then answers what its call would have.
     [[nodiscard]] boost::asio::awaitable<answer_result> async_result(std::string id, std::string owner);
 
@@ -173,6 +187,7 @@ private:
     std::mutex mutex_;
     std::map<std::string, std::weak_ptr<task_link>, std::less<>> running_;
     std::multimap<std::string, std::weak_ptr<wake_signal>, std::less<>> result_waiters_;
+    std::multimap<std::string, std::weak_ptr<task_watcher>, std::less<>> watchers_;
     std::chrono::steady_clock::time_point swept_{};
 };
 
