@@ -29,7 +29,7 @@ using asio::awaitable;
 
 namespace {
 
-enum class command_kind { discover, tools, prompts, resources, call, read, prompt, listen };
+enum class command_kind { discover, tools, prompts, resources, call, read, prompt, listen, task };
 
 bool is_url(std::string const& s) {
     return s.starts_with("http://") || s.starts_with("https://");
@@ -82,7 +82,8 @@ boost::system::result<json::object, jsonrpc::error_object> elicit_interactively(
 }
 
 awaitable<int> run_one(command_kind kind, std::shared_ptr<client::client> c, std::vector<std::string> args,
-                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel) {
+                       client_cli_options const& o, std::shared_ptr<client::cancellation> cancel,
+                       std::shared_ptr<followed_task> following) {
     switch (kind) {
     case command_kind::discover:
         co_return co_await run_discover(c, std::move(args), o, cancel);
@@ -93,7 +94,9 @@ awaitable<int> run_one(command_kind kind, std::shared_ptr<client::client> c, std
     case command_kind::resources:
         co_return co_await run_list(c, std::move(args), o, cancel, client::list_kind::resources);
     case command_kind::call:
-        co_return co_await run_call(c, std::move(args), o, cancel);
+        co_return co_await run_call(c, std::move(args), o, cancel, following);
+    case command_kind::task:
+        co_return co_await run_task(c, std::move(args), o, cancel, following);
     case command_kind::read:
         co_return co_await run_read(c, std::move(args), o, cancel);
     case command_kind::prompt:
@@ -108,6 +111,9 @@ struct run_state {
     int exit = exit_code::ok;
     bool done = false;
     std::shared_ptr<client::cancellation> cancel = std::make_shared<client::cancellation>();
+    std::shared_ptr<followed_task> following = std::make_shared<followed_task>();
+    bool cancel_on_exit = false;
+    std::string server;
 };
 
 awaitable<void> connect_and_run(command_kind kind, client::server_target target,
@@ -120,16 +126,40 @@ awaitable<void> connect_and_run(command_kind kind, client::server_target target,
         co_return;
     }
     auto c = *connected;
-    state->exit = co_await run_one(kind, c, std::move(args), o, state->cancel);
+    state->exit = co_await run_one(kind, c, std::move(args), o, state->cancel, state->following);
     co_await c->async_close();
     state->done = true;
 }
 
-awaitable<void> on_signal(std::shared_ptr<asio::signal_set> signals, std::shared_ptr<run_state> state) {
+// Whether an interrupted command that follows a task should cancel it on the server too: --cancel-on-exit
+// says yes; at a terminal the user is asked; elsewhere the task is left running (work is never thrown away
+// unasked).
+bool cancel_followed_task(run_state const& state) {
+    if (state.cancel_on_exit)
+        return true;
+    if (!::isatty(0) || !::isatty(2))
+        return false;
+    std::fprintf(stderr, "\nduet: cancel task %s on the server too? [y/N] ", state.following->id.c_str());
+    std::string line;
+    std::getline(std::cin, line);
+    return line == "y" || line == "Y" || line == "yes";
+}
+
+awaitable<void> on_signal(std::shared_ptr<asio::signal_set> signals, std::shared_ptr<run_state> state,
+                          std::function<void()> stop) {
     auto const got = co_await signals->async_wait(asio::as_tuple(asio::use_awaitable));
     if (std::get<0>(got))
         co_return;
-    state->cancel->cancel();
+    if (!state->following->id.empty() && !cancel_followed_task(*state)) {
+        // Stop waiting, and leave the task to finish on the server.
+        std::fprintf(stderr, "duet: task %s goes on; its result: duet task result %s %s\n",
+                     state->following->id.c_str(), state->following->id.c_str(), state->server.c_str());
+        state->exit = exit_code::interrupted;
+        state->done = true;
+        stop();
+        co_return;
+    }
+    state->cancel->cancel(); // a followed task is cancelled with the call (client::request_options::cancel)
 }
 
 int run_command(command_kind kind, client_cli_options o) {
@@ -165,6 +195,9 @@ int run_command(command_kind kind, client_cli_options o) {
     client::server_target target;
     std::vector<std::string> args = o.words;
     if (!o.command.empty()) {
+        o.server = "--";
+        for (auto const& w : o.command)
+            o.server += " " + w;
         client::stdio_target t{o.command.front(), {o.command.begin() + 1, o.command.end()}};
         target = std::move(t);
     } else if (auto const url = std::find_if(args.begin(), args.end(), is_url); url != args.end()) {
@@ -193,6 +226,7 @@ int run_command(command_kind kind, client_cli_options o) {
                 return report(provider.error());
             t.authorization = *provider;
         }
+        o.server = *url;
         target = std::move(t);
         args.erase(url);
     } else {
@@ -203,8 +237,13 @@ int run_command(command_kind kind, client_cli_options o) {
     }
 
     auto state = std::make_shared<run_state>();
+    state->cancel_on_exit = o.cancel_on_exit;
+    state->server = o.server;
     auto signals = std::make_shared<asio::signal_set>(io, SIGINT, SIGTERM);
-    asio::co_spawn(io, on_signal(signals, state), asio::detached);
+    std::function<void()> stop = [&io] {
+        io.stop();
+    };
+    asio::co_spawn(io, on_signal(signals, state, std::move(stop)), asio::detached);
     asio::co_spawn(
         io,
         connect_and_run(kind, std::move(target), std::move(options), std::move(args), std::move(o), state),
@@ -397,7 +436,9 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
         {"tools", "List the server's tools", command_kind::tools},
         {"prompts", "List the server's prompts", command_kind::prompts},
         {"resources", "List the server's resources", command_kind::resources},
-        {"call", "Call a tool: duet call [URL] TOOL key=value...", command_kind::call},
+        {"call", "Call a tool: duet call [URL] TOOL key=value... (a task is followed to its result)",
+         command_kind::call},
+        {"task", "Look at a task: duet task get|result|cancel TASK_ID [URL]", command_kind::task},
         {"read", "Read a resource: duet read [URL] URI", command_kind::read},
         {"prompt", "Get a prompt: duet prompt [URL] NAME key=value...", command_kind::prompt},
         {"listen",
@@ -408,6 +449,14 @@ std::function<int()> add_client_commands(CLI::App& app, std::vector<std::string>
     for (auto const& r : rows) {
         auto* sub = app.add_subcommand(r.name, r.help);
         common(sub);
+        if (r.kind == command_kind::call) {
+            sub->add_flag("--detach", o->detach,
+                          "If the call becomes a task, print its id and exit (`duet task result ID URL` "
+                          "fetches it later); a 2025-11-25 server is asked for a task");
+            sub->add_flag("--cancel-on-exit", o->cancel_on_exit,
+                          "Ctrl-C while following a task cancels it without asking (else: asked at a "
+                          "terminal, left running elsewhere)");
+        }
         auto const kind = r.kind;
         sub->callback([chosen, kind] { *chosen = kind; });
     }

@@ -49,6 +49,14 @@ struct client_cli_options {
     auth_cli_options auth; ///< OAuth: --client-id, --client-secret-file, --client-metadata-url, --scope
     std::vector<std::string> words;   ///< positionals: [URL] then the command's own arguments
     std::vector<std::string> command; ///< after `--`: the stdio server to spawn
+    bool detach = false;              ///< call: print the task's id instead of waiting for its result
+    bool cancel_on_exit = false;      ///< call: Ctrl-C cancels the task it follows without asking
+    std::string server;               ///< how the server was named (URL, or `-- COMMAND`), for hints
+};
+
+/// The task a command follows now (empty id: none), so an interruption can ask what becomes of it.
+struct followed_task {
+    std::string id;
 };
 
 /// Registers the client subcommands on `app`. `command` is what followed `--` on the command line. The
@@ -76,7 +84,17 @@ boost::asio::awaitable<int> run_list(std::shared_ptr<client::client> c, std::vec
                                      std::shared_ptr<client::cancellation> cancel, client::list_kind kind);
 boost::asio::awaitable<int> run_call(std::shared_ptr<client::client> c, std::vector<std::string> args,
                                      client_cli_options const& o,
-                                     std::shared_ptr<client::cancellation> cancel);
+                                     std::shared_ptr<client::cancellation> cancel,
+                                     std::shared_ptr<followed_task> following);
+boost::asio::awaitable<int> run_task(std::shared_ptr<client::client> c, std::vector<std::string> args,
+                                     client_cli_options const& o,
+                                     std::shared_ptr<client::cancellation> cancel,
+                                     std::shared_ptr<followed_task> following);
+/// Prints a tool call's result for people (or as JSON with --json): its exit code.
+int print_call_result(boost::json::object const& r, client_cli_options const& o);
+/// Reports each new status of a followed task on stderr (nothing with --quiet).
+std::function<void(client::task_info const&)> task_status_printer(client_cli_options const& o,
+                                                                  std::shared_ptr<followed_task> following);
 boost::asio::awaitable<int> run_read(std::shared_ptr<client::client> c, std::vector<std::string> args,
                                      client_cli_options const& o,
                                      std::shared_ptr<client::cancellation> cancel);

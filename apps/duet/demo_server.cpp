@@ -47,6 +47,14 @@ input_request name_question() {
                            {"required", json::array{"name"}}}}}};
 }
 
+// The question long_job asks halfway when told to confirm.
+input_request go_on_question(std::int64_t done, std::int64_t of) {
+    return {"go_on", "elicitation/create",
+            json::object{{"message", "long_job has worked " + std::to_string(done) + " of " +
+                                         std::to_string(of) + " s. Go on?"},
+                         {"requestedSchema", {{"type", "object"}, {"properties", json::object{}}}}}};
+}
+
 // The name in an accepted answer to name_question(); empty when the user declined or sent none.
 std::string accepted_name(json::value const& answer) {
     auto const* o = answer.if_object();
@@ -136,6 +144,44 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras, ser
                 ctx.log(protocol::log_level::info, json::string("tick " + std::to_string(i)), "countdown");
             }
             co_return tool_result::text("liftoff after " + std::to_string(n) + " steps");
+        });
+
+    // A call that outlives a second becomes a task for a client that can follow one (the modern tasks
+    // extension, or a 2025-11-25 client that asks): the client polls for its result, even after a reconnect.
+    srv->add_tool(
+        tool{.name = "long_job",
+             .title = "Long job",
+             .description = "Works for `seconds` (default 5, at most 600), reporting each second; with "
+                            "confirm=true it asks the user halfway whether to go on. Runs as a task.",
+             .input_schema = {{"type", "object"},
+                              {"properties",
+                               {{"seconds", {{"type", "integer"}, {"minimum", 1}, {"maximum", 600}}},
+                                {"confirm", {{"type", "boolean"}}}}}},
+             .tasks = protocol::task_support::optional,
+             .task_after = std::chrono::seconds(1)},
+        [](json::object const& args, request_context& ctx) -> boost::asio::awaitable<tool_result> {
+            std::int64_t seconds = 5;
+            if (auto const* s = args.if_contains("seconds"); s && s->is_number())
+                seconds = std::clamp<std::int64_t>(s->to_number<std::int64_t>(), 1, 600);
+            auto const* c = args.if_contains("confirm");
+            bool const confirm = c && c->is_bool() && c->get_bool();
+            boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+            for (std::int64_t i = 0; i < seconds; ++i) {
+                if (ctx.cancelled())
+                    co_return tool_result::error("cancelled");
+                if (confirm && i == seconds / 2) {
+                    auto question = go_on_question(i, seconds);
+                    auto answer = co_await ctx.async_input(std::move(question));
+                    auto const* o = answer ? answer->if_object() : nullptr;
+                    auto const* action = o ? o->if_contains("action") : nullptr;
+                    if (!action || !action->is_string() || action->get_string() != "accept")
+                        co_return tool_result::text("stopped by the user after " + std::to_string(i) + " s");
+                }
+                ctx.report_progress(double(i), double(seconds), std::to_string(seconds - i) + " s to go");
+                timer.expires_after(std::chrono::seconds(1));
+                co_await timer.async_wait(boost::asio::use_awaitable);
+            }
+            co_return tool_result::text("done after " + std::to_string(seconds) + " s");
         });
 
     srv->add_tool(tool{.name = "ask_name",

@@ -246,7 +246,7 @@ json::object const& client::handshake_result() const noexcept {
     return impl_->handshake_;
 }
 json::object const& client::client_capabilities() const noexcept {
-    return impl_->client_caps_;
+    return impl_->era_ == protocol::era::modern ? impl_->modern_caps_ : impl_->client_caps_;
 }
 
 awaitable<result<json::object>> client::async_request(std::string method, json::object params,
@@ -334,8 +334,24 @@ awaitable<result<json::object>> client::async_call_tool(std::string name, json::
         [[maybe_unused]] auto listed = co_await async_list(list_kind::tools, list_options);
     }
     json::object params{{"name", name}, {"arguments", std::move(arguments)}};
+    if (impl_->era_ == protocol::era::legacy && impl_->version_ == protocol::version::v2025_11_25 &&
+        impl_->offers_legacy_tasks()) {
+        if (!options.ask_for_task && !impl_->tools_known_) {
+            request_options list_options;
+            list_options.cancel = options.cancel;
+            [[maybe_unused]] auto listed = co_await async_list(list_kind::tools, list_options);
+        }
+        if (options.ask_for_task || impl_->tool_requires_task(name))
+            params["task"] = json::object{};
+    }
     auto r = co_await impl_->async_with_input(method_id::tools_call, params, options);
-    co_return r;
+    if (!r || options.detach_task)
+        co_return r;
+    auto task = task_in(*r);
+    if (!task)
+        co_return r;
+    auto followed = co_await impl_->async_follow_task(std::move(*task), options);
+    co_return followed;
 }
 
 awaitable<result<json::object>> client::async_read_resource(std::string uri, request_options options) {

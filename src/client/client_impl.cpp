@@ -9,6 +9,7 @@
 #include <duet/protocol/input_key.hpp>
 #include <duet/protocol/meta_keys.hpp>
 #include <duet/protocol/request_headers.hpp>
+#include <duet/protocol/tasks.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -76,6 +77,14 @@ client::impl::impl(asio::any_io_executor ex, server_target target, client_option
         client_caps_["roots"] = json::object{};
     if (options_.capabilities)
         client_caps_ = *options_.capabilities;
+    // The tasks extension exists only in modern envelopes; a legacy handshake declares the rest.
+    modern_caps_ = client_caps_;
+    if (options_.tasks && !options_.capabilities) {
+        auto& ext = modern_caps_["extensions"];
+        if (!ext.is_object())
+            ext = json::object{};
+        ext.get_object()[protocol::tasks_extension] = json::object{};
+    }
 }
 
 void client::impl::warn(std::string const& text) const {
@@ -143,7 +152,7 @@ awaitable<client::impl::answer> client::impl::async_round(method_ref method, jso
     if (modern) {
         protocol::request_envelope env;
         env.version = version_;
-        env.client_capabilities = options.client_capabilities.value_or(client_caps_);
+        env.client_capabilities = options.client_capabilities.value_or(modern_caps_);
         env.client_info = options_.client_info;
         if (auto const& level = options.log_level ? options.log_level : options_.log_level)
             env.log_level = protocol::parse_log_level(*level);
@@ -293,6 +302,7 @@ awaitable<result<json::object>> client::impl::async_with_input(method_ref method
             co_return r;
         switch (kind_of(*r)) {
         case result_kind::complete:
+        case result_kind::task: // the caller follows it (async_call_tool)
             co_return r;
         case result_kind::invalid:
             co_return make_error(errc::protocol_violation, std::string(method.name) +
@@ -307,39 +317,49 @@ awaitable<result<json::object>> client::impl::async_with_input(method_ref method
                                                                std::to_string(max_rounds) + " rounds");
         json::object responses;
         if (auto const* requests = object_at(*r, "inputRequests")) {
-            for (auto const& kv : *requests) {
-                auto const* req = kv.value().if_object();
-                auto const* m = req ? req->if_contains("method") : nullptr;
-                if (!m || !m->is_string())
-                    co_return make_error(errc::protocol_violation,
-                                         "input request \"" + std::string(kv.key()) + "\" names no method");
-                std::string_view const what = m->get_string();
-                json::object const empty;
-                auto const* p = object_at(*req, "params");
-                if (options.on_input) {
-                    input_question q{std::string(what), p ? *p : empty, std::string(kv.key())};
-                    auto answer = co_await options.on_input(std::move(q));
-                    if (!answer)
-                        co_return make_error(errc::cancelled,
-                                             std::string(what) + " was refused: " + answer.error().message);
-                    answer->erase("resultType");
-                    responses[kv.key()] = std::move(*answer);
-                    continue;
-                }
-                auto const* h = input_handler_for(what);
-                if (!h || !*h)
-                    co_return make_error(errc::usage, "the server asked for " + std::string(what) +
-                                                          ", which this client has no handler for");
-                auto answer = (*h)(p ? *p : empty);
-                if (!answer)
-                    co_return make_error(errc::cancelled,
-                                         std::string(what) + " was refused: " + answer.error().message);
-                answer->erase("resultType");
-                responses[kv.key()] = std::move(*answer);
-            }
+            auto answered = co_await async_answer_inputs(*requests, options);
+            if (!answered)
+                co_return answered.error();
+            responses = std::move(*answered);
         }
         round_params = retry_params(params, std::move(responses), r->if_contains("requestState"));
     }
+}
+
+awaitable<result<json::object>> client::impl::async_answer_inputs(json::object const& requests,
+                                                                  request_options const& options) {
+    json::object responses;
+    for (auto const& kv : requests) {
+        auto const* req = kv.value().if_object();
+        auto const* m = req ? req->if_contains("method") : nullptr;
+        if (!m || !m->is_string())
+            co_return make_error(errc::protocol_violation,
+                                 "input request \"" + std::string(kv.key()) + "\" names no method");
+        std::string_view const what = m->get_string();
+        json::object const empty;
+        auto const* p = object_at(*req, "params");
+        if (options.on_input) {
+            input_question q{std::string(what), p ? *p : empty, std::string(kv.key())};
+            auto answer = co_await options.on_input(std::move(q));
+            if (!answer)
+                co_return make_error(errc::cancelled,
+                                     std::string(what) + " was refused: " + answer.error().message);
+            answer->erase("resultType");
+            responses[kv.key()] = std::move(*answer);
+            continue;
+        }
+        auto const* h = input_handler_for(what);
+        if (!h || !*h)
+            co_return make_error(errc::usage, "the server asked for " + std::string(what) +
+                                                  ", which this client has no handler for");
+        auto answer = (*h)(p ? *p : empty);
+        if (!answer)
+            co_return make_error(errc::cancelled,
+                                 std::string(what) + " was refused: " + answer.error().message);
+        answer->erase("resultType");
+        responses[kv.key()] = std::move(*answer);
+    }
+    co_return responses;
 }
 
 // A legacy server-to-client request answered by a request's async_input_handler.
@@ -608,7 +628,24 @@ bool client::impl::learn_tool(json::object const& tool) {
         bindings = std::move(*collected);
     }
     tool_headers_[std::string(name->get_string())] = std::move(bindings);
+    auto const* execution = object_at(tool, "execution");
+    auto const* support = execution ? execution->if_contains("taskSupport") : nullptr;
+    if (support && support->is_string() && support->get_string() == "required")
+        tasks_required_.insert(std::string(name->get_string()));
+    else
+        tasks_required_.erase(std::string(name->get_string()));
     return true;
+}
+
+bool client::impl::offers_legacy_tasks() const {
+    auto const* tasks = object_at(server_caps_, "tasks");
+    auto const* requests = tasks ? object_at(*tasks, "requests") : nullptr;
+    auto const* tools = requests ? object_at(*requests, "tools") : nullptr;
+    return tools && object_at(*tools, "call");
+}
+
+bool client::impl::tool_requires_task(std::string_view name) const {
+    return tasks_required_.contains(std::string(name));
 }
 
 void client::impl::become_modern(protocol::version v) {

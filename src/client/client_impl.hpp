@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace duet::client {
@@ -64,6 +65,15 @@ public:
     /// async_plain() plus multi round-trip input rounds (tools/call, prompts/get, resources/read).
     boost::asio::awaitable<result<boost::json::object>>
     async_with_input(method_ref method, boost::json::object const& params, request_options const& options);
+    /// Answers a modern round's (or task's) inputRequests through the request's on_input or the handlers.
+    boost::asio::awaitable<result<boost::json::object>>
+    async_answer_inputs(boost::json::object const& requests, request_options const& options);
+    /// tasks/get, read into a task_info.
+    boost::asio::awaitable<result<task_info>> async_get_task(std::string const& id,
+                                                             request_options const& options);
+    /// Follows a task to its end (client::async_task_result; src/client/tasks.cpp).
+    boost::asio::awaitable<result<boost::json::object>> async_follow_task(task_info task,
+                                                                          request_options const& options);
     /// async_plain() through the cache.
     boost::asio::awaitable<result<boost::json::object>>
     async_cached(method_ref method, boost::json::object params, request_options const& options);
@@ -85,6 +95,10 @@ public:
 
     /// Records which tools mirror which arguments into Mcp-Param-* headers; false for an invalid tool.
     bool learn_tool(boost::json::object const& tool);
+    /// 2025-11-25: whether the server advertises task-augmented tools/call, and whether a listed tool
+    /// requires it (execution.taskSupport "required").
+    [[nodiscard]] bool offers_legacy_tasks() const;
+    [[nodiscard]] bool tool_requires_task(std::string_view name) const;
 
     struct pending {
         using clock = boost::asio::steady_timer::clock_type;
@@ -118,6 +132,7 @@ public:
     boost::json::object server_caps_;
     std::string instructions_;
     boost::json::object client_caps_;
+    boost::json::object modern_caps_; ///< client_caps_, plus the tasks extension (client_options::tasks)
     std::int64_t next_id_ = 1;
     std::map<jsonrpc::request_id, std::shared_ptr<pending>> pending_;
     // The routes below point into the request_options of requests in flight: async_round's caller keeps
@@ -139,6 +154,7 @@ public:
     int next_watcher_ = 0;
     std::map<std::string, std::vector<protocol::param_header>> tool_headers_;
     bool tools_known_ = false;
+    std::set<std::string> tasks_required_; ///< 2025-11-25 tools whose execution.taskSupport is "required"
     result_cache cache_;
     bool closed_ = false;
     std::optional<error> closed_error_;

@@ -95,6 +95,8 @@ result_kind kind_of(json::object const& result) noexcept {
         return result_kind::complete;
     if (t->get_string() == "input_required")
         return result_kind::input_required;
+    if (t->get_string() == "task")
+        return result_kind::task;
     return result_kind::invalid;
 }
 

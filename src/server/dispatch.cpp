@@ -143,12 +143,15 @@ boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_reque
 }
 
 std::string dispatch::task_owner(request_state const& state) {
-    if (state.era == protocol::era::legacy) {
+    // A caller with an identity owns its tasks in either era, so it can come back for them from another
+    // session; without one, a legacy session owns its own.
+    auto owner = modern_task_owner(state.caller.get());
+    if (state.era == protocol::era::legacy && owner.empty()) {
         if (task_scope_.empty())
             task_scope_ = "session:" + new_task_id();
         return task_scope_;
     }
-    return modern_task_owner(state.caller.get());
+    return owner;
 }
 
 std::optional<connection::answer> dispatch::answer_tasks(jsonrpc::request& r, protocol::admission& a,

@@ -113,7 +113,7 @@ TEST(DuetCli, ElicitationIsDeclinedWithoutATerminalOrWithNoInput) {
 TEST(DuetCli, JsonListsAreJsonArrays) {
     auto const o = duet("tools --json --era legacy" + stdio_server);
     ASSERT_EQ(o.code, 0) << o.err;
-    EXPECT_EQ(json::parse(o.out).as_array().size(), 6u); // the demo's six tools
+    EXPECT_EQ(json::parse(o.out).as_array().size(), 7u); // the demo's seven tools
 }
 
 TEST(DuetCli, DiscoverNamesTheEraEachModeReaches) {

@@ -81,8 +81,8 @@ TEST_P(ClientEras, ListsEveryToolAndCallsOne) {
     std::vector<std::string> names;
     for (auto const& t : *tools)
         names.emplace_back(t.as_object().at("name").as_string());
-    EXPECT_THAT(names, ::testing::UnorderedElementsAre("add", "ask_name", "countdown", "echo", "touch_readme",
-                                                       "whoami"));
+    EXPECT_THAT(names, ::testing::UnorderedElementsAre("add", "ask_name", "countdown", "echo", "long_job",
+                                                       "touch_readme", "whoami"));
 
     auto r = c.run(c->async_call_tool("echo", json::object{{"text", "hello both eras"}}));
     ASSERT_TRUE(r) << r.error().to_string();

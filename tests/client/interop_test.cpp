@@ -151,7 +151,7 @@ TEST_P(TypescriptV2Client, UsesDuetsServer) {
     EXPECT_EQ(seen.at("era"), json::value(GetParam().era));
     EXPECT_EQ(seen.at("version"), json::value(GetParam().version));
     EXPECT_EQ(seen.at("tools"),
-              (json::array{"add", "ask_name", "countdown", "echo", "touch_readme", "whoami"}));
+              (json::array{"add", "ask_name", "countdown", "echo", "long_job", "touch_readme", "whoami"}));
     EXPECT_EQ(seen.at("echo"), "from the v2 client");
     EXPECT_EQ(seen.at("read").as_string().subview().substr(0, 11), "# Duet demo");
     EXPECT_EQ(seen.at("prompt").as_string().subview().substr(0, 27), "Please review this go code:");

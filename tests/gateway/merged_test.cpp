@@ -57,7 +57,8 @@ std::string const filesystem_script =
     DUET_SOURCE_DIR "/tests/interop/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
 
 // The demo server's tools (apps/duet/demo_server.cpp).
-std::vector<std::string> const demo_tools{"add", "ask_name", "countdown", "echo", "touch_readme", "whoami"};
+std::vector<std::string> const demo_tools{"add",      "ask_name",     "countdown", "echo",
+                                          "long_job", "touch_readme", "whoami"};
 
 // ---- config files -------------------------------------------------------------------------------
 
@@ -349,8 +350,8 @@ TEST(MergedEndpoint, AHiddenToolIsUnknownAndNeverForwarded) {
         int id = 1;
         auto const names = names_of(list_all(c, modern, "tools/list", "tools", id).items);
         EXPECT_EQ(std::set<std::string>(names.begin(), names.end()),
-                  (std::set<std::string>{"a__add", "a__echo", "b__ask_name", "b__echo", "b__touch_readme",
-                                         "b__whoami"}))
+                  (std::set<std::string>{"a__add", "a__echo", "b__ask_name", "b__echo", "b__long_job",
+                                         "b__touch_readme", "b__whoami"}))
             << era_name(modern);
 
         expect_unknown_tool(call(c, modern, id++, "b__add", {{"a", 1}, {"b", 2}}), "b__add");

@@ -103,6 +103,22 @@ private:
     std::vector<std::weak_ptr<std::function<void()>>> callbacks_;
 };
 
+/// A task a tools/call became: the server answered with a handle instead of the result (the modern tasks
+/// extension's resultType "task", or 2025-11-25's `{task}`), as the last answer about it showed it.
+struct task_info {
+    std::string id;
+    std::string status; ///< working, input_required, completed, failed, cancelled
+    std::string status_message;
+    std::optional<std::chrono::milliseconds> poll_interval; ///< how often the server asks to be polled
+    boost::json::object task; ///< the Task as sent (modern tasks/get: with inputRequests, result or error)
+
+    /// completed, failed or cancelled: the task will not change again.
+    [[nodiscard]] bool terminal() const noexcept;
+};
+
+/// The task a tools/call result hands over, if it is one (modern resultType "task", legacy `{task}`).
+[[nodiscard]] std::optional<task_info> task_in(boost::json::object const& result);
+
 struct request_options {
     std::function<void(progress_event const&)> on_progress; ///< set: the request asks for progress
     std::shared_ptr<cancellation> cancel;
@@ -124,6 +140,14 @@ struct request_options {
     /// The W3C trace this request belongs to: sent as `_meta.traceparent` (and tracestate), and on HTTP as
     /// the `traceparent` and `tracestate` headers too (protocol::child_of makes one for the next hop).
     std::optional<protocol::trace_context> trace;
+    /// tools/call that became a task: called with each status seen while the client follows it to its end.
+    std::function<void(task_info const&)> on_task;
+    /// tools/call: answer with the task handle (the server's CreateTaskResult, see task_in) instead of
+    /// following the task to its result.
+    bool detach_task = false;
+    /// tools/call on a 2025-11-25 server that offers tasks: ask for one (`params.task`). A tool whose
+    /// `execution.taskSupport` is "required" is always asked as one.
+    bool ask_for_task = false;
 };
 
 struct client_options {
@@ -162,6 +186,10 @@ struct client_options {
     /// Modern: the logLevel to ask for on every request (deprecated in 2026-07-28; absent: no log lines).
     std::optional<std::string> log_level;
     bool use_cache = true;
+    /// Modern: declare the tasks extension (io.modelcontextprotocol/tasks), so a server may answer a
+    /// tools/call with a task; async_call_tool then follows it to its result, polling as the server asks and
+    /// answering its input requests through the handlers (request_options::on_task, detach_task).
+    bool tasks = true;
     /// The ClientCapabilities to declare instead of those derived from `inputs` (a gateway declares what
     /// its own client declared, and answers through request_options::on_input).
     std::optional<boost::json::object> capabilities;
@@ -248,6 +276,18 @@ public:
     [[nodiscard]] boost::asio::awaitable<result<void>>
     async_listen(listen_filter filter, std::function<void(listen_event const&)> on_event,
                  request_options options = {});
+
+    /// tasks/get: the task's state now.
+    [[nodiscard]] boost::asio::awaitable<result<task_info>> async_get_task(std::string id,
+                                                                           request_options options = {});
+    /// Follows a task to its end, polling as the server asks and answering its input requests through the
+    /// handlers: the result of the call it runs, or its error (errc::rpc_error), or errc::cancelled when it
+    /// was cancelled. `options.cancel` firing sends tasks/cancel.
+    [[nodiscard]] boost::asio::awaitable<result<boost::json::object>>
+    async_task_result(std::string id, request_options options = {});
+    /// tasks/cancel. Cancelling is cooperative: the task may still end otherwise.
+    [[nodiscard]] boost::asio::awaitable<result<void>> async_cancel_task(std::string id,
+                                                                         request_options options = {});
 
     /// Waits until the connection ends (a stdio server exited or broke the protocol, or async_close ran) or
     /// `cancel` fires: whether it ended. An HTTP connection ends only when closed.

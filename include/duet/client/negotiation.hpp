@@ -46,8 +46,9 @@ accepted_handshake_version(boost::json::value const& initialize_result);
 [[nodiscard]] std::optional<protocol::version> handshake_fallback(boost::json::value const& error_data);
 
 /// What a result's `resultType` says (SEP-2322): missing means complete (legacy servers never send it);
-/// "complete" and "input_required" are known; anything else is invalid.
-enum class result_kind : std::uint8_t { complete, input_required, invalid };
+/// "complete", "input_required" and "task" (the tasks extension's CreateTaskResult) are known; anything else
+/// is invalid.
+enum class result_kind : std::uint8_t { complete, input_required, task, invalid };
 [[nodiscard]] result_kind kind_of(boost::json::object const& result) noexcept;
 
 /// The params of the next round of a modern multi round-trip request: the original params (without any

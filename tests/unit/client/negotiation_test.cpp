@@ -117,7 +117,8 @@ TEST(ResultKind, MissingMeansCompleteAndUnknownIsInvalid) {
     EXPECT_EQ(kind_of(json::object{}), result_kind::complete);
     EXPECT_EQ(kind_of(json::object{{"resultType", "complete"}}), result_kind::complete);
     EXPECT_EQ(kind_of(json::object{{"resultType", "input_required"}}), result_kind::input_required);
-    EXPECT_EQ(kind_of(json::object{{"resultType", "task"}}), result_kind::invalid);
+    EXPECT_EQ(kind_of(json::object{{"resultType", "task"}}), result_kind::task); // the tasks extension
+    EXPECT_EQ(kind_of(json::object{{"resultType", "later"}}), result_kind::invalid);
     EXPECT_EQ(kind_of(json::object{{"resultType", 1}}), result_kind::invalid);
 }
 
