@@ -228,6 +228,11 @@ std::function<int()> add_gateway_command(CLI::App& app) {
                     "Seconds a forwarded call waits for its answer, and for a free upstream connection; the "
                     "upstream's progress notifications start the wait again (default 60)")
         ->check(CLI::Range(0.05, 86400.0));
+    cmd->add_option("--task-after", cli->task_after_seconds,
+                    "Seconds after which a tools/call still running upstream becomes a task for clients "
+                    "that can follow one (the gateway holds the call; the client may come back for the "
+                    "result). Default: only calls the upstream itself turns into tasks")
+        ->check(CLI::Range(0.0, 86400.0));
     cmd->add_option(
            "--max-parked-calls", cli->max_parked_calls,
            "Calls waiting for modern clients' retries at most; one more drops the oldest, whose retry "

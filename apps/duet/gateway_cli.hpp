@@ -74,6 +74,7 @@ struct gateway_cli {
     std::vector<std::string> upstream_env;
     std::size_t max_upstream_message = 16 * 1024 * 1024;
     double upstream_timeout_seconds = 60;
+    double task_after_seconds = 0; ///< 0: calls become tasks only where the upstream makes them
     std::size_t max_parked_calls = 256;
     std::size_t max_upstream_children = 64;
     std::string over_children = "share";

@@ -228,6 +228,7 @@ void read_gateway(reader& r, json::value const& v, gateway_cli& cli) {
          {"upstreamTimeoutSeconds",
           into(cli.upstream_timeout_seconds, {"--upstream-timeout"}, number(0.05, 86400))},
          {"maxParkedCalls", into(cli.max_parked_calls, {"--max-parked-calls"}, whole(1, 1 << 20))},
+         {"taskAfterSeconds", into(cli.task_after_seconds, {"--task-after"}, number(0, 86400))},
          {"maxUpstreamChildren",
           into(cli.max_upstream_children, {"--max-upstream-children"}, whole(1, 1 << 16))},
          {"overChildren", into(cli.over_children, {"--over-children"},

@@ -186,6 +186,9 @@ gateway::gateway_options gateway_runtime::backend_options(upstream_entry const& 
     options.request_timeout = std::chrono::milliseconds(
         static_cast<std::chrono::milliseconds::rep>(cli.upstream_timeout_seconds * 1000));
     options.max_message_bytes = cli.max_upstream_message;
+    if (cli.task_after_seconds > 0)
+        options.task_after = std::chrono::milliseconds(
+            static_cast<std::chrono::milliseconds::rep>(cli.task_after_seconds * 1000));
     options.max_parked_calls = cli.max_parked_calls;
     options.max_session_children = cli.max_upstream_children;
     options.when_over_children =

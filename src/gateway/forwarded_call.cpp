@@ -138,6 +138,12 @@ void forwarded_call::relay_log(client::log_event e) {
     relay(std::move(s));
 }
 
+void forwarded_call::relay_task() {
+    call_step s;
+    s.what = call_step::kind::task;
+    relay(std::move(s));
+}
+
 void forwarded_call::relay(call_step s) {
     if (relayed_.size() >= max_relayed)
         relayed_.erase(relayed_.begin());

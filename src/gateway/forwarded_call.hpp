@@ -41,6 +41,7 @@ struct call_step {
         progress,  ///< relay `progress`
         log,       ///< relay `log`
         questions, ///< ask the downstream client `questions` (until answered), together
+        task,      ///< the upstream answered with a task: the downstream request becomes one
         done,      ///< the upstream call ended with `outcome`
     };
     kind what = kind::idle;
@@ -104,6 +105,7 @@ public:
     [[nodiscard]] boost::asio::awaitable<client::input_answer> async_ask(client::input_question q);
     void relay_progress(client::progress_event e);
     void relay_log(client::log_event e);
+    void relay_task();
     void finish(server::answer_result outcome);
 
     // ---- the handler side --------------------------------------------------------------------------------

@@ -159,6 +159,7 @@ protocol::server_capabilities merged_backend::capabilities() const {
         all.prompts_list_changed |= c.prompts_list_changed;
         all.completions |= c.completions;
         all.logging |= c.logging;
+        all.tasks |= c.tasks;
         for (auto const& kv : c.experimental)
             all.experimental.emplace(kv.key(), kv.value());
         for (auto const& kv : c.extensions)
@@ -194,6 +195,19 @@ awaitable<server::answer_result> merged_backend::async_answer(method_id method, 
         return impl::async_ready(std::move(refused));
     }
     }
+}
+
+std::optional<server::tool_task_policy> merged_backend::task_policy(std::string_view tool) const {
+    auto r = impl_->current();
+    if (r->passthrough)
+        return r->members.front()->config.backend->task_policy(tool);
+    auto routed = detail::route_name(r->names, name_kind::tool, tool);
+    if (!routed)
+        return std::nullopt;
+    auto policy = r->members[routed->member]->config.backend->task_policy(routed->upstream);
+    if (policy)
+        policy->name = std::string(tool); // as the client calls it
+    return policy;
 }
 
 void merged_backend::on_watch(std::string const& uri, bool watched) {

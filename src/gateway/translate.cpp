@@ -1,6 +1,7 @@
 // The gateway's pure translations (duet/gateway/translate.hpp).
 #include <duet/gateway/translate.hpp>
 #include <duet/protocol/meta_keys.hpp>
+#include <duet/protocol/tasks.hpp>
 
 #include <boost/json/array.hpp>
 
@@ -51,6 +52,13 @@ protocol::server_capabilities capabilities_from_json(json::object const& caps) {
         c.experimental = *e;
     if (auto const* e = object_at(caps, "extensions"))
         c.extensions = *e;
+    // Tasks, in either era's spelling: 2025-11-25's task-augmented tools/call, or the modern extension
+    // (written again from `tasks` by to_json, so it is taken out of the passed-through extensions).
+    auto const* legacy_tasks = object_at(caps, "tasks");
+    auto const* requests = legacy_tasks ? object_at(*legacy_tasks, "requests") : nullptr;
+    auto const* tools_requests = requests ? object_at(*requests, "tools") : nullptr;
+    bool const extension = c.extensions.erase(protocol::tasks_extension) > 0;
+    c.tasks = extension || (tools_requests && object_at(*tools_requests, "call"));
     return c;
 }
 

@@ -29,7 +29,9 @@
 #include <charconv>
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -126,6 +128,49 @@ public:
 
     ~impl() { log_->flush(); }
 
+    // ---- tasks
+    // ---------------------------------------------------------------------------------------------
+
+    // A listed tool's task support: an upstream tool that requires a task is asked as one (2025-11-25);
+    // where downstream clients may get tasks, a 2025-11-25 client is told it may ask (modern ones are not
+    // told: the extension has no per-tool flag).
+    void learn_tools(json::object& list) {
+        auto* tools = list.if_contains("tools");
+        if (!tools || !tools->is_array())
+            return;
+        std::lock_guard lock(tasks_mutex_);
+        for (auto& t : tools->get_array()) {
+            auto* tool = t.if_object();
+            auto const* name = tool ? tool->if_contains("name") : nullptr;
+            if (!name || !name->is_string())
+                continue;
+            auto const* execution = tool->if_contains("execution");
+            auto const* support = execution && execution->is_object()
+                                      ? execution->get_object().if_contains("taskSupport")
+                                      : nullptr;
+            bool const required = support && support->is_string() && support->get_string() == "required";
+            if (required)
+                tasks_required_.insert(std::string(name->get_string()));
+            else
+                tasks_required_.erase(std::string(name->get_string()));
+            if (profile_->caps.tasks)
+                (*tool)["execution"] = json::object{{"taskSupport", "optional"}};
+        }
+    }
+
+    bool requires_task(json::object const& params) {
+        if (profile_->era != protocol::era::legacy || profile_->version != protocol::version::v2025_11_25)
+            return false;
+        auto const* name = params.if_contains("name");
+        if (!name || !name->is_string())
+            return false;
+        std::lock_guard lock(tasks_mutex_);
+        return tasks_required_.contains(std::string(name->get_string()));
+    }
+
+    std::mutex tasks_mutex_;
+    std::set<std::string, std::less<>> tasks_required_;
+
     // What a stdio child of the pool announces goes where the control connection's announcements go.
     static upstream_pool::announce_fn announcer(std::shared_ptr<control_connection> const& control) {
         std::weak_ptr<control_connection> weak = control;
@@ -175,42 +220,54 @@ public:
             }
             conn->active.push_back(call);
 
-            client::request_options o;
-            o.cancel = call->cancel();
-            o.timeout = profile.options.request_timeout;
-            o.trace = spec.trace;
             // The call outlives its request (this frame holds it), so the callbacks the client calls during
             // the request may point at it; a question's answer is awaited beyond, so it holds it weakly.
             auto* const c = call.get();
-            if (spec.wants_progress)
-                o.on_progress = [c](client::progress_event const& e) {
-                    c->relay_progress(e);
+            auto const options_for = [&] {
+                client::request_options o;
+                o.cancel = call->cancel();
+                o.timeout = profile.options.request_timeout;
+                o.trace = spec.trace;
+                if (spec.wants_progress)
+                    o.on_progress = [c](client::progress_event const& e) {
+                        c->relay_progress(e);
+                    };
+                // Two raw pointers fit std::function's small buffer (a weak_ptr would be allocated for every
+                // call); the weak reference is taken when the upstream asks, while the call is alive. The
+                // client asks only while the request is in flight, so this frame holds the parked calls too.
+                o.on_input = [c, parked = &self->parked_](client::input_question q) {
+                    // A modern downstream request's call is parked as it asks, here on this executor, so that
+                    // its handler needs no crossing of its own to park it before ending the round.
+                    if (c->parks())
+                        parked->park(c->shared_from_this());
+                    std::weak_ptr<forwarded_call> weak = c->weak_from_this();
+                    return ask(std::move(weak), std::move(q));
                 };
-            // Two raw pointers fit std::function's small buffer (a weak_ptr would be allocated for every
-            // call); the weak reference is taken when the upstream asks, while the call is alive. The client
-            // asks only while the request is in flight, so this frame holds the parked calls too.
-            o.on_input = [c, parked = &self->parked_](client::input_question q) {
-                // A modern downstream request's call is parked as it asks, here on this executor, so that
-                // its handler needs no crossing of its own to park it before ending the round.
-                if (c->parks())
-                    parked->park(c->shared_from_this());
-                std::weak_ptr<forwarded_call> weak = c->weak_from_this();
-                return ask(std::move(weak), std::move(q));
+                // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
+                o.on_log = [c](client::log_event const& e) {
+                    c->relay_log(e);
+                };
+                if (profile.era == protocol::era::modern) {
+                    o.client_capabilities = spec.capabilities;
+                    // The downstream's threshold, upstream: no lines it would drop, none at all when it
+                    // hears none.
+                    o.log_level =
+                        spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
+                }
+                return o;
             };
-            // Lines on the call's own HTTP stream are its own, whoever else shares the connection.
-            o.on_log = [c](client::log_event const& e) {
-                c->relay_log(e);
-            };
-            if (profile.era == protocol::era::modern) {
-                // Moved: a modern call never goes round again (only a legacy one resends, below).
-                o.client_capabilities = std::move(spec.capabilities);
-                // The downstream's threshold, upstream: no lines it would drop, none at all when it hears
-                // none.
-                o.log_level = spec.log_threshold ? std::string(protocol::to_string(*spec.log_threshold)) : "";
-            }
             std::string method(protocol::info(spec.method).name);
+            auto o = options_for();
             auto r =
                 co_await conn->client->async_request(std::move(method), std::move(spec.params), std::move(o));
+            if (auto task = r && spec.method == protocol::method_id::tools_call ? client::task_in(*r)
+                                                                                : std::nullopt) {
+                // The upstream made a task: the downstream request becomes one (where its client can follow
+                // it), and the gateway follows the upstream's to its end.
+                c->relay_task();
+                auto follow = options_for();
+                r = co_await conn->client->async_task_result(task->id, std::move(follow));
+            }
             std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
             if (conn->log_owner.lock() == call)
                 conn->log_owner.reset();
@@ -496,6 +553,16 @@ protocol::server_capabilities upstream_backend::capabilities() const {
     return impl_->profile_->caps;
 }
 
+std::optional<server::tool_task_policy> upstream_backend::task_policy(std::string_view tool) const {
+    auto const& profile = *impl_->profile_;
+    if (!profile.caps.tasks)
+        return std::nullopt;
+    // Without task_after, a call becomes a task only when the upstream answers with one (become_task).
+    constexpr auto only_when_the_upstream_says = std::chrono::hours(24 * 365);
+    return server::tool_task_policy{std::string(tool), protocol::task_support::optional,
+                                    profile.options.task_after.value_or(only_when_the_upstream_says)};
+}
+
 void upstream_backend::on_watch(std::string const& uri, bool watched) {
     asio::co_spawn(impl_->ex_, control_connection::async_watch(impl_->control_, uri, watched),
                    asio::detached);
@@ -616,6 +683,13 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
         log(status_of(refused));
         co_return refused;
     }
+    if (method == protocol::method_id::tools_call) {
+        // The downstream's task is the gateway's; upstream, a 2025-11-25 task is asked for where the tool
+        // needs one.
+        up->erase("task");
+        if (self->requires_task(params))
+            (*up)["task"] = json::object{};
+    }
     call_spec spec;
     spec.method = method;
     spec.params = std::move(*up);
@@ -655,6 +729,9 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
                 if (auto level = protocol::parse_log_level(step.log().level))
                     ctx.log(*level, std::move(step.log().data), step.log().logger);
                 break;
+            case call_step::kind::task:
+                ctx.become_task(); // a downstream client that cannot follow a task just waits, as ever
+                break;
             case call_step::kind::questions: {
                 // The retry that brings the answers finds the call by its handle (parked as it asked).
                 if (call->parks())
@@ -687,6 +764,8 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
         log("failed");
         std::rethrow_exception(failure);
     }
+    if (outcome && method == protocol::method_id::tools_list)
+        self->learn_tools(outcome->result);
     // Done: the sweep unparks it, if it was parked.
     if (!outcome && method == protocol::method_id::resources_read)
         if (auto respelled = respell_not_found(outcome.error(), params, ctx.era()))

@@ -28,6 +28,7 @@ struct upstream_profile {
     protocol::era era = protocol::era::legacy;
     protocol::version version = protocol::latest_handshake_version;
     protocol::server_capabilities caps;
+    bool upstream_tasks = false; ///< the upstream itself offers tasks (caps.tasks may be the gateway's)
     boost::json::object server_info;
     std::string instructions;
     /// Where a stdio child's stderr lines go (the gateway's log), set before any child starts.

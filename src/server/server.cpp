@@ -313,14 +313,14 @@ void server::refresh_capabilities() {
     capabilities_.store(std::move(next), std::memory_order_release);
 }
 
-std::optional<server::tool_task_policy> server::task_policy(boost::json::value const& params) const {
+std::optional<tool_task_policy> server::task_policy(boost::json::value const& params) const {
     auto const* p = params.if_object();
     auto const* name = p ? p->if_contains("name") : nullptr;
     if (!name || !name->is_string())
         return std::nullopt;
     std::shared_lock lock(mutex_);
     if (backend_)
-        return std::nullopt;
+        return backend_->task_policy(name->get_string());
     auto it = tools_.find(std::string_view(name->get_string()));
     if (it == tools_.end())
         return std::nullopt;

@@ -98,6 +98,7 @@ public:
     [[nodiscard]] bool ready() const;
 
     // ---- server::backend ---------------------------------------------------------------------------------
+    [[nodiscard]] std::optional<server::tool_task_policy> task_policy(std::string_view tool) const override;
     [[nodiscard]] protocol::server_capabilities capabilities() const override;
     [[nodiscard]] boost::asio::awaitable<server::answer_result>
     async_answer(protocol::method_id method, boost::json::object const& params,

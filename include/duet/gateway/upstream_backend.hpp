@@ -93,6 +93,12 @@ struct gateway_options {
     /// The largest message an upstream may send (a stdio line, an HTTP body, an SSE line or event): a larger
     /// one fails the call with an error naming the upstream, and the connection it came on is replaced.
     std::size_t max_message_bytes = 16 * 1024 * 1024;
+    /// A tools/call still running upstream after this long becomes a task for a downstream client that can
+    /// follow one (the modern tasks extension, or 2025-11-25 with `params.task`): the gateway holds the
+    /// upstream call, so the client may disconnect and come back for the result. Unset: only a call the
+    /// upstream itself answers with a task (it offers tasks) becomes one downstream. Either way the gateway
+    /// follows an upstream task to its end, polling and answering its questions through the downstream.
+    std::optional<std::chrono::milliseconds> task_after;
     /// How long a call waits, parked, for a modern client to retry with its answer.
     std::chrono::seconds parked_ttl = std::chrono::minutes(10);
     /// How many calls may wait parked at once. One more drops the oldest: its upstream request is cancelled
@@ -167,6 +173,7 @@ public:
     [[nodiscard]] protocol::version version() const noexcept;
 
     // ---- server::backend ---------------------------------------------------------------------------------
+    [[nodiscard]] std::optional<server::tool_task_policy> task_policy(std::string_view tool) const override;
     [[nodiscard]] protocol::server_capabilities capabilities() const override;
     [[nodiscard]] boost::asio::awaitable<server::answer_result>
     async_answer(protocol::method_id method, boost::json::object const& params,

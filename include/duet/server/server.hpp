@@ -134,6 +134,14 @@ using answer_result = boost::system::result<method_answer, protocol::error_objec
 /// Service Unavailable, and no session begins.
 using session_admission = boost::system::result<std::shared_ptr<void>, protocol::error_object>;
 
+/// What a tools/call's tool says about tasks: whether it may run as one, and how long it runs as a plain
+/// request first (tool::tasks, tool::task_after).
+struct tool_task_policy {
+    std::string name;
+    protocol::task_support support = protocol::task_support::forbidden;
+    std::chrono::milliseconds after{0};
+};
+
 /// Serves what a server offers from somewhere else than its own registries: a gateway's upstream. With a
 /// backend set, the server still admits every request, keeps sessions and listens, seals input rounds and
 /// shapes every result for its era and version; the backend only answers the offering methods.
@@ -161,6 +169,14 @@ public:
         (void)client_capabilities;
         (void)client_info;
         return std::shared_ptr<void>();
+    }
+
+    /// Whether a tools/call of `tool` may become a task of the server's (whose handler is then this backend's
+    /// async_answer, held as long as it takes): empty for never. A backend whose answer is a task of its own
+    /// source calls request_context::become_task() then, and follows that task itself.
+    [[nodiscard]] virtual std::optional<tool_task_policy> task_policy(std::string_view tool) const {
+        (void)tool;
+        return std::nullopt;
     }
 
     /// A resource gained its first watcher (a legacy session's resources/subscribe or a modern listen's
@@ -377,12 +393,7 @@ public:
     /// The listeners held, live or ended but not yet swept (bounded by twice the live ones, at least 64).
     [[nodiscard]] std::size_t listener_count();
 
-    /// What a tools/call's tool says about tasks (null: no such tool, or the server has a backend).
-    struct tool_task_policy {
-        std::string name;
-        protocol::task_support support = protocol::task_support::forbidden;
-        std::chrono::milliseconds after{0};
-    };
+    /// What a tools/call's tool says about tasks (empty: no such tool, or one that never runs as a task).
     [[nodiscard]] std::optional<tool_task_policy> task_policy(boost::json::value const& params) const;
     /// The tasks this server runs (server.hpp's tasks section; src/server/task_registry.hpp).
     [[nodiscard]] detail::task_registry& tasks() noexcept { return *tasks_; }
