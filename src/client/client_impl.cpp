@@ -436,6 +436,22 @@ void client::impl::on_message(jsonrpc::message m, unsigned http_status, jsonrpc:
                 auto const* h = input_handler_for(r.method);
                 // The in-flight request that answers for itself and owns the question: the one whose stream
                 // carried it, else the only one there is.
+                // A 2025-11-25 task's question names its task: the follower of that task answers it.
+                if (auto const* meta = object_at(params, "_meta"); meta && !task_inputs_.empty())
+                    if (auto const* rel = object_at(*meta, protocol::related_task_key))
+                        if (auto const* id = rel->if_contains("taskId"); id && id->is_string())
+                            if (auto t = task_inputs_.find(std::string_view(id->get_string()));
+                                t != task_inputs_.end()) {
+                                input_question q{r.method, params, {}};
+                                if (auto const* k = meta->if_contains(protocol::meta_key::input_key);
+                                    k && k->is_string())
+                                    q.key = std::string(k->get_string());
+                                jsonrpc::request_id const no_owner{std::int64_t{-1}};
+                                asio::co_spawn(ex_,
+                                               async_answer(self, t->second, no_owner, r.id, std::move(q)),
+                                               asio::detached);
+                                return;
+                            }
                 auto route = input_routes_.end();
                 if (related)
                     route = std::find_if(input_routes_.begin(), input_routes_.end(),

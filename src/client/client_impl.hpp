@@ -155,6 +155,8 @@ public:
     std::map<std::string, std::vector<protocol::param_header>> tool_headers_;
     bool tools_known_ = false;
     std::set<std::string> tasks_required_; ///< 2025-11-25 tools whose execution.taskSupport is "required"
+    /// The on_input of each 2025-11-25 task followed now, by task id: its questions name it (related-task).
+    std::map<std::string, async_input_handler, std::less<>> task_inputs_;
     result_cache cache_;
     bool closed_ = false;
     std::optional<error> closed_error_;

@@ -105,6 +105,13 @@ awaitable<result<json::object>> client::impl::async_follow_task(task_info task,
     poll.cancel = options.cancel;
     poll.on_input = options.on_input;
     poll.trace = options.trace;
+    // A 2025-11-25 task's questions arrive as requests naming the task: they go to this caller's on_input.
+    std::shared_ptr<void> routed;
+    if (!modern && options.on_input) {
+        task_inputs_[task.id] = options.on_input;
+        routed = std::shared_ptr<void>(
+            nullptr, [self = shared_from_this(), id = task.id](void*) { self->task_inputs_.erase(id); });
+    }
     asio::steady_timer pause(ex_);
     auto const stop_on_cancel =
         options.cancel ? options.cancel->on_cancel([&pause] { pause.cancel(); }) : std::shared_ptr<void>();
@@ -122,6 +129,13 @@ awaitable<result<json::object>> client::impl::async_follow_task(task_info task,
             if (!modern) {
                 json::object params{{"taskId", task.id}};
                 auto r = co_await async_plain(method_id::tasks_result, params, poll);
+                // The related-task key tied the result to its task on the wire; the caller has the result.
+                if (r)
+                    if (auto* meta = r->if_contains("_meta"); meta && meta->is_object()) {
+                        meta->get_object().erase(protocol::related_task_key);
+                        if (meta->get_object().empty())
+                            r->erase("_meta");
+                    }
                 co_return r;
             }
             if (task.status == "completed") {
@@ -161,10 +175,14 @@ awaitable<result<json::object>> client::impl::async_follow_task(task_info task,
                     answered.insert(std::string(kv.key()));
                 json::object params{{"taskId", task.id}, {"inputResponses", std::move(*responses)}};
                 auto acked = co_await async_plain(method_id::tasks_update, params, poll);
+                if (!acked && acked.error().code == errc::cancelled)
+                    continue; // the top of the loop cancels the task
                 if (!acked)
                     co_return acked.error();
                 // Answered: look again at once rather than after a whole interval.
                 auto again = co_await async_get_task(task.id, poll);
+                if (!again && again.error().code == errc::cancelled)
+                    continue;
                 if (!again)
                     co_return again.error();
                 task = std::move(*again);
@@ -174,9 +192,14 @@ awaitable<result<json::object>> client::impl::async_follow_task(task_info task,
         pause.expires_after(
             std::clamp(task.poll_interval.value_or(default_poll), fastest_poll, slowest_poll));
         co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (options.cancel && options.cancel->cancelled())
+            continue; // the top of the loop cancels the task
         auto next = co_await async_get_task(task.id, poll);
-        if (!next)
+        if (!next) {
+            if (next.error().code == errc::cancelled)
+                continue;
             co_return next.error();
+        }
         task = std::move(*next);
     }
 }

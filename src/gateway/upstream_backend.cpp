@@ -29,6 +29,7 @@
 #include <charconv>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -148,28 +149,36 @@ public:
             auto const* support = execution && execution->is_object()
                                       ? execution->get_object().if_contains("taskSupport")
                                       : nullptr;
-            bool const required = support && support->is_string() && support->get_string() == "required";
-            if (required)
-                tasks_required_.insert(std::string(name->get_string()));
+            std::string const said =
+                support && support->is_string() ? std::string(support->get_string()) : "";
+            if (said == "required" || said == "optional")
+                task_support_[std::string(name->get_string())] = said == "required";
             else
-                tasks_required_.erase(std::string(name->get_string()));
+                task_support_.erase(std::string(name->get_string()));
             if (profile_->caps.tasks)
                 (*tool)["execution"] = json::object{{"taskSupport", "optional"}};
         }
     }
 
-    bool requires_task(json::object const& params) {
+    bool upstream_task_wanted(json::object const& params, bool downstream_follows) {
         if (profile_->era != protocol::era::legacy || profile_->version != protocol::version::v2025_11_25)
             return false;
         auto const* name = params.if_contains("name");
         if (!name || !name->is_string())
             return false;
         std::lock_guard lock(tasks_mutex_);
-        return tasks_required_.contains(std::string(name->get_string()));
+        auto it = task_support_.find(std::string_view(name->get_string()));
+        return it != task_support_.end() && (it->second || downstream_follows);
+    }
+
+    bool upstream_requires_task(std::string_view tool) {
+        std::lock_guard lock(tasks_mutex_);
+        auto it = task_support_.find(tool);
+        return it != task_support_.end() && it->second;
     }
 
     std::mutex tasks_mutex_;
-    std::set<std::string, std::less<>> tasks_required_;
+    std::map<std::string, bool, std::less<>> task_support_; ///< 2025-11-25 tools that run as tasks: required?
 
     // What a stdio child of the pool announces goes where the control connection's announcements go.
     static upstream_pool::announce_fn announcer(std::shared_ptr<control_connection> const& control) {
@@ -557,9 +566,12 @@ std::optional<server::tool_task_policy> upstream_backend::task_policy(std::strin
     auto const& profile = *impl_->profile_;
     if (!profile.caps.tasks)
         return std::nullopt;
-    // Without task_after, a call becomes a task only when the upstream answers with one (become_task).
+    // Without task_after, a call becomes a task only when the upstream answers with one (become_task). A
+    // 2025-11-25 upstream tool that requires a task keeps that contract downstream.
     constexpr auto only_when_the_upstream_says = std::chrono::hours(24 * 365);
-    return server::tool_task_policy{std::string(tool), protocol::task_support::optional,
+    return server::tool_task_policy{std::string(tool),
+                                    impl_->upstream_requires_task(tool) ? protocol::task_support::required
+                                                                        : protocol::task_support::optional,
                                     profile.options.task_after.value_or(only_when_the_upstream_says)};
 }
 
@@ -685,9 +697,13 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
     }
     if (method == protocol::method_id::tools_call) {
         // The downstream's task is the gateway's; upstream, a 2025-11-25 task is asked for where the tool
-        // needs one.
+        // needs one, or where it offers one and the downstream client can follow a task (the gateway then
+        // follows the upstream's, and the downstream request becomes a task of its own).
+        bool const downstream_follows = ctx.era() == protocol::era::modern
+                                            ? ctx.declares(protocol::client_capability::tasks)
+                                            : params.contains("task");
         up->erase("task");
-        if (self->requires_task(params))
+        if (self->upstream_task_wanted(params, downstream_follows))
             (*up)["task"] = json::object{};
     }
     call_spec spec;

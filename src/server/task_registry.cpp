@@ -308,6 +308,13 @@ void task_registry::complete(std::string const& id, answer_result outcome) {
             } else {
                 protocol::shape_result(
                     result, {.era = e.era, .version = e.version, .method = protocol::method_id::tools_call});
+                // A 2025-11-25 source's related-task key (a gateway's upstream) is no part of the result: the
+                // extension forbids it inline, and tasks/result adds this task's own.
+                if (auto* meta = result.if_contains("_meta"); meta && meta->is_object()) {
+                    meta->get_object().erase(protocol::related_task_key);
+                    if (meta->get_object().empty())
+                        result.erase("_meta");
+                }
                 auto const* is_error = result.if_contains("isError");
                 bool const tool_error = is_error && is_error->is_bool() && is_error->get_bool();
                 // A tool error is a completed task in the extension, a failed one in 2025-11-25 (whose
