@@ -288,8 +288,9 @@ void server::deliver(server_event const& e) {
 
 void server::refresh_capabilities() {
     if (backend_) {
-        capabilities_.store(std::make_shared<protocol::server_capabilities const>(backend_->capabilities()),
-                            std::memory_order_release);
+        auto next = std::make_shared<protocol::server_capabilities const>(backend_->capabilities());
+        tasks_offered_.store(next->tasks, std::memory_order_relaxed);
+        capabilities_.store(std::move(next), std::memory_order_release);
         return;
     }
     auto next = std::make_shared<protocol::server_capabilities>();
@@ -310,10 +311,14 @@ void server::refresh_capabilities() {
     c.tasks = std::any_of(tools_.begin(), tools_.end(), [](auto const& t) {
         return t.second->definition.tasks != protocol::task_support::forbidden;
     });
+    tasks_offered_.store(c.tasks, std::memory_order_relaxed);
     capabilities_.store(std::move(next), std::memory_order_release);
 }
 
 std::optional<tool_task_policy> server::task_policy(boost::json::value const& params) const {
+    // Every tools/call asks: a server that offers no tasks answers without a lock or a lookup.
+    if (!tasks_offered_.load(std::memory_order_relaxed))
+        return std::nullopt;
     auto const* p = params.if_object();
     auto const* name = p ? p->if_contains("name") : nullptr;
     if (!name || !name->is_string())

@@ -467,6 +467,7 @@ private:
     state_sealer sealer_;
     boost::asio::thread_pool pool_;
     std::shared_ptr<detail::task_registry> tasks_;
+    std::atomic<bool> tasks_offered_{false}; ///< capabilities().tasks, read without the snapshot's lock
     mutable std::shared_mutex mutex_;
     // A tool with its arguments check read out of its schema once, when it is added.
     struct registered_tool {
