@@ -135,7 +135,8 @@ awaitable<void> connect_and_run(command_kind kind, client::server_target target,
 // says yes; at a terminal the user is asked; elsewhere the task is left running (work is never thrown away
 // unasked).
 bool cancel_followed_task(run_state const& state) {
-    if (state.cancel_on_exit)
+    // A stdio server is this command's child: the task ends with it whatever is answered.
+    if (state.cancel_on_exit || state.server.starts_with("--"))
         return true;
     if (!::isatty(0) || !::isatty(2))
         return false;

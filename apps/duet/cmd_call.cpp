@@ -87,7 +87,12 @@ boost::asio::awaitable<int> run_call(std::shared_ptr<client::client> c, std::vec
         if (auto task = client::task_in(*r)) {
             // The id alone on stdout, for scripts; how to come back on stderr, for people.
             std::printf("%s\n", o.json ? jsonrpc::to_json_text(task->task).c_str() : task->id.c_str());
-            if (!o.quiet && c->era() == protocol::era::legacy)
+            if (!o.quiet && !o.command.empty())
+                std::fprintf(stderr,
+                             "task %s: %s; it runs in the server process this command started, which ends "
+                             "with it\n",
+                             task->id.c_str(), task->status.c_str());
+            else if (!o.quiet && c->era() == protocol::era::legacy)
                 std::fprintf(stderr,
                              "task %s: %s; a 2025-11-25 task belongs to its session (or the caller's "
                              "token), and this command's session ends now\n",

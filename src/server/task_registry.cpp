@@ -321,6 +321,7 @@ void task_registry::complete(std::string const& id, answer_result outcome) {
                 // tasks/result still returns the result).
                 e.view.status = tool_error && e.era == protocol::era::legacy ? task_status::failed
                                                                              : task_status::completed;
+                e.view.status_message.clear(); // the last progress note says nothing of the outcome
                 e.result = std::move(result);
             }
         }
