@@ -102,6 +102,7 @@ awaitable<void> control_connection::async_learn_tools(std::shared_ptr<control_co
     auto tools = co_await self->client_->async_list_tools();
     if (!tools)
         co_return;
+    self->profile_->learn_task_support(*tools);
     std::lock_guard lock(self->sink_mutex_);
     if (!self->sink_)
         co_return;

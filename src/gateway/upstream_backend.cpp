@@ -7,6 +7,7 @@
 #include <duet/gateway/translate.hpp>
 #include <duet/gateway/upstream_backend.hpp>
 #include <duet/log/log.hpp>
+#include <duet/protocol/tasks.hpp>
 #include <duet/server/request_context.hpp>
 
 #include "control_connection.hpp"
@@ -139,46 +140,27 @@ public:
         auto* tools = list.if_contains("tools");
         if (!tools || !tools->is_array())
             return;
-        std::lock_guard lock(tasks_mutex_);
-        for (auto& t : tools->get_array()) {
-            auto* tool = t.if_object();
-            auto const* name = tool ? tool->if_contains("name") : nullptr;
-            if (!name || !name->is_string())
-                continue;
-            auto const* execution = tool->if_contains("execution");
-            auto const* support = execution && execution->is_object()
-                                      ? execution->get_object().if_contains("taskSupport")
-                                      : nullptr;
-            std::string const said =
-                support && support->is_string() ? std::string(support->get_string()) : "";
-            if (said == "required" || said == "optional")
-                task_support_[std::string(name->get_string())] = said == "required";
-            else
-                task_support_.erase(std::string(name->get_string()));
-            if (profile_->caps.tasks)
+        profile_->learn_task_support(tools->get_array());
+        if (!profile_->caps.tasks)
+            return;
+        for (auto& t : tools->get_array())
+            if (auto* tool = t.if_object())
                 (*tool)["execution"] = json::object{{"taskSupport", "optional"}};
-        }
     }
 
-    bool upstream_task_wanted(json::object const& params, bool downstream_follows) {
+    bool upstream_task_wanted(json::object const& params, bool downstream_follows) const {
         if (profile_->era != protocol::era::legacy || profile_->version != protocol::version::v2025_11_25)
             return false;
         auto const* name = params.if_contains("name");
         if (!name || !name->is_string())
             return false;
-        std::lock_guard lock(tasks_mutex_);
-        auto it = task_support_.find(std::string_view(name->get_string()));
-        return it != task_support_.end() && (it->second || downstream_follows);
+        auto const required = profile_->task_support_of(name->get_string());
+        return required && (*required || downstream_follows);
     }
 
-    bool upstream_requires_task(std::string_view tool) {
-        std::lock_guard lock(tasks_mutex_);
-        auto it = task_support_.find(tool);
-        return it != task_support_.end() && it->second;
+    bool upstream_requires_task(std::string_view tool) const {
+        return profile_->task_support_of(tool).value_or(false);
     }
-
-    std::mutex tasks_mutex_;
-    std::map<std::string, bool, std::less<>> task_support_; ///< 2025-11-25 tools that run as tasks: required?
 
     // What a stdio child of the pool announces goes where the control connection's announcements go.
     static upstream_pool::announce_fn announcer(std::shared_ptr<control_connection> const& control) {
@@ -258,6 +240,13 @@ public:
                 };
                 if (profile.era == protocol::era::modern) {
                     o.client_capabilities = spec.capabilities;
+                    if (spec.method == protocol::method_id::tools_call && profile.upstream_tasks) {
+                        // The gateway follows an upstream task itself, whatever its own client can follow.
+                        auto& ext = (*o.client_capabilities)["extensions"];
+                        if (!ext.is_object())
+                            ext = json::object{};
+                        ext.get_object()[protocol::tasks_extension] = json::object{};
+                    }
                     // The downstream's threshold, upstream: no lines it would drop, none at all when it
                     // hears none.
                     o.log_level =

@@ -10,11 +10,15 @@
 #include <duet/protocol/capabilities.hpp>
 #include <duet/version.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -74,6 +78,37 @@ struct upstream_profile {
         };
         return o;
     }
+
+    /// The upstream's 2025-11-25 `execution.taskSupport` of each tool that runs as a task (true: required),
+    /// read off every tool list the gateway sees: the control connection's, and the clients'.
+    void learn_task_support(boost::json::array const& tools) const {
+        std::lock_guard lock(tasks_mutex_);
+        for (auto const& t : tools) {
+            auto const* tool = t.if_object();
+            auto const* name = tool ? tool->if_contains("name") : nullptr;
+            if (!name || !name->is_string())
+                continue;
+            auto const* execution = tool->if_contains("execution");
+            auto const* support = execution && execution->is_object()
+                                      ? execution->get_object().if_contains("taskSupport")
+                                      : nullptr;
+            std::string_view const said = support && support->is_string() ? support->get_string() : "";
+            if (said == "required" || said == "optional")
+                task_support_[std::string(name->get_string())] = said == "required";
+            else
+                task_support_.erase(std::string(name->get_string()));
+        }
+    }
+    /// Empty: the tool runs as no task (as far as the lists said); else whether it requires one.
+    [[nodiscard]] std::optional<bool> task_support_of(std::string_view tool) const {
+        std::lock_guard lock(tasks_mutex_);
+        auto it = task_support_.find(tool);
+        return it == task_support_.end() ? std::nullopt : std::optional<bool>(it->second);
+    }
+
+private:
+    mutable std::mutex tasks_mutex_;
+    mutable std::map<std::string, bool, std::less<>> task_support_;
 };
 
 } // namespace duet::gateway::detail

@@ -54,6 +54,15 @@ std::string_view result_type(std::string_view method, bool modern) {
     if (!modern && (method == "ping" || method == "logging/setLevel" || method == "resources/subscribe" ||
                     method == "resources/unsubscribe"))
         return "EmptyResult";
+    // 2025-11-25's core tasks (the modern extension's shapes are in its own schema, not the core one).
+    if (!modern && method == "tasks/get")
+        return "GetTaskResult";
+    if (!modern && method == "tasks/list")
+        return "ListTasksResult";
+    if (!modern && method == "tasks/cancel")
+        return "CancelTaskResult";
+    if (!modern && method == "tasks/result")
+        return "GetTaskPayloadResult";
     return {};
 }
 
@@ -74,6 +83,10 @@ std::string_view notification_type(std::string_view method) {
         return "SubscriptionsAcknowledgedNotification";
     if (method == "notifications/cancelled")
         return "CancelledNotification";
+    if (method == "notifications/tasks/status")
+        return "TaskStatusNotification";
+    if (method == "notifications/tasks")
+        return "JSONRPCNotification"; // the tasks extension's; its shape is in its own schema
     return {};
 }
 
@@ -306,9 +319,16 @@ std::size_t transcript::expect_schema_valid(schema_validator& validator) const {
                 bool const needs_input = modern && result.is_object() &&
                                          result.as_object().contains("resultType") &&
                                          result.at("resultType") == "input_required";
-                // An input_required round answers call/get/read with an InputRequiredResult instead.
-                auto const type =
-                    needs_input ? std::string_view("InputRequiredResult") : result_type(e.method, modern);
+                // An input_required round answers call/get/read with an InputRequiredResult instead, and a
+                // call that became a task with a task: 2025-11-25's CreateTaskResult, or the extension's
+                // (whose shape is in its own schema, so only Result here).
+                bool const task_created =
+                    e.method == "tools/call" && result.is_object() &&
+                    (modern ? result.as_object().contains("resultType") && result.at("resultType") == "task"
+                            : result.as_object().contains("task") && !result.as_object().contains("content"));
+                auto const type = needs_input    ? std::string_view("InputRequiredResult")
+                                  : task_created ? std::string_view(modern ? "Result" : "CreateTaskResult")
+                                                 : result_type(e.method, modern);
                 if (!type.empty())
                     add(version, type, o.at("result"), mode);
                 else if (modern)
