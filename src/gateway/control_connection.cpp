@@ -63,6 +63,13 @@ awaitable<client::result<void>> control_connection::async_meet(std::shared_ptr<c
     profile.caps.tasks = profile.caps.tasks || profile.options.task_after.has_value();
     profile.server_info = (*c)->server_info();
     profile.instructions = (*c)->instructions();
+    // Which 2025-11-25 tools run as tasks is known before the first call is served: a call of one that
+    // requires a task is asked as one (or refused, for a client that cannot follow it), not sent plain.
+    if (profile.upstream_tasks && profile.era == protocol::era::legacy && profile.caps.tools) {
+        auto tools = co_await (*c)->async_list_tools();
+        if (tools)
+            profile.learn_task_support(*tools);
+    }
     co_return client::result<void>{};
 }
 
