@@ -92,7 +92,9 @@ struct upstream_profile {
             auto const* support = execution && execution->is_object()
                                       ? execution->get_object().if_contains("taskSupport")
                                       : nullptr;
-            std::string_view const said = support && support->is_string() ? support->get_string() : "";
+            std::string_view const said = support && support->is_string()
+                                              ? std::string_view(support->get_string())
+                                              : std::string_view();
             if (said == "required" || said == "optional")
                 task_support_[std::string(name->get_string())] = said == "required";
             else
