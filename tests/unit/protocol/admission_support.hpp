@@ -47,7 +47,8 @@ inline json::value params_of(std::string_view text) {
 inline server_capabilities const& full_server() {
     static server_capabilities const caps = [] {
         server_capabilities c;
-        c.tools = c.resources = c.resources_subscribe = c.prompts = c.completions = c.logging = c.tasks = true;
+        c.tools = c.resources = c.resources_subscribe = c.prompts = c.completions = c.logging = c.tasks =
+            true;
         return c;
     }();
     return caps;
