@@ -7,6 +7,7 @@
 #include "http/servers.hpp"
 #include "support/child_process.hpp"
 #include "support/files.hpp"
+#include "support/task_log.hpp"
 #include "support/wait.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -48,40 +49,6 @@ bool is_task_id(std::string const& s) {
     static std::regex const id("[0-9a-f]{32}");
     return std::regex_match(s, id);
 }
-
-// What on_task reported, in order.
-struct task_log {
-    std::vector<client::task_info> seen;
-
-    std::function<void(client::task_info const&)> recorder() {
-        return [this](client::task_info const& t) {
-            seen.push_back(t);
-        };
-    }
-    // The statuses with repeats collapsed: {"working", "completed"} for a task that just ran.
-    [[nodiscard]] std::vector<std::string> statuses() const {
-        std::vector<std::string> out;
-        for (auto const& t : seen)
-            if (out.empty() || out.back() != t.status)
-                out.push_back(t.status);
-        return out;
-    }
-    [[nodiscard]] bool saw(std::string_view status) const {
-        for (auto const& t : seen)
-            if (t.status == status)
-                return true;
-        return false;
-    }
-    // Every report names one task; its id.
-    [[nodiscard]] std::string one_id() const {
-        if (seen.empty())
-            return {};
-        for (auto const& t : seen)
-            if (t.id != seen.front().id)
-                return {};
-        return seen.front().id;
-    }
-};
 
 std::vector<std::string> statuses(std::initializer_list<char const*> s) {
     return {s.begin(), s.end()};

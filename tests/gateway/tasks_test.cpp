@@ -19,6 +19,7 @@
 #include "stdio/checks.hpp"
 #include "stdio/messages.hpp"
 #include "support/child_process.hpp"
+#include "support/task_log.hpp"
 #include "support/wait.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -560,23 +561,6 @@ client::client_options modern_options() {
     o.verdicts = nullptr;
     return o;
 }
-
-struct task_log {
-    std::vector<client::task_info> seen;
-
-    std::function<void(client::task_info const&)> recorder() {
-        return [this](client::task_info const& t) {
-            seen.push_back(t);
-        };
-    }
-    [[nodiscard]] std::vector<std::string> statuses() const {
-        std::vector<std::string> out;
-        for (auto const& t : seen)
-            if (out.empty() || out.back() != t.status)
-                out.push_back(t.status);
-        return out;
-    }
-};
 
 class GatewayTasksClientLibrary : public ::testing::Test {
 protected:
