@@ -138,9 +138,12 @@ void forwarded_call::relay_log(client::log_event e) {
     relay(std::move(s));
 }
 
-void forwarded_call::relay_task() {
+void forwarded_call::relay_task(std::string status) {
     call_step s;
     s.what = call_step::kind::task;
+    client::progress_event note;
+    note.message = std::move(status);
+    s.detail = std::move(note);
     relay(std::move(s));
 }
 

@@ -41,8 +41,9 @@ struct call_step {
         progress,  ///< relay `progress`
         log,       ///< relay `log`
         questions, ///< ask the downstream client `questions` (until answered), together
-        task,      ///< the upstream answered with a task: the downstream request becomes one
-        done,      ///< the upstream call ended with `outcome`
+        task, ///< the upstream answered with a task: the downstream request becomes one; progress().message
+              ///< carries the task's status message when it changed
+        done, ///< the upstream call ended with `outcome`
     };
     kind what = kind::idle;
     /// progress, log or questions, as `what` says. One alternative rather than three members: a step moves
@@ -105,7 +106,8 @@ public:
     [[nodiscard]] boost::asio::awaitable<client::input_answer> async_ask(client::input_question q);
     void relay_progress(client::progress_event e);
     void relay_log(client::log_event e);
-    void relay_task();
+    /// The upstream answered with a task (`status` empty), or its task's status message changed.
+    void relay_task(std::string status);
     void finish(server::answer_result outcome);
 
     // ---- the handler side --------------------------------------------------------------------------------

@@ -262,8 +262,15 @@ public:
                                                                                 : std::nullopt) {
                 // The upstream made a task: the downstream request becomes one (where its client can follow
                 // it), and the gateway follows the upstream's to its end.
-                c->relay_task();
+                c->relay_task({});
                 auto follow = options_for();
+                // The upstream task's status message becomes the gateway task's.
+                follow.on_task = [c, last = std::string()](client::task_info const& t) mutable {
+                    if (t.status_message.empty() || t.status_message == last)
+                        return;
+                    last = t.status_message;
+                    c->relay_task(t.status_message);
+                };
                 r = co_await conn->client->async_task_result(task->id, std::move(follow));
             }
             std::erase_if(conn->active, [&](auto const& w) { return w.expired() || w.lock() == call; });
@@ -736,6 +743,9 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
                 break;
             case call_step::kind::task:
                 ctx.become_task(); // a downstream client that cannot follow a task just waits, as ever
+                // A status message of the upstream's task: the gateway task's.
+                if (auto const& note = step.progress().message; !note.empty())
+                    ctx.set_task_status(note);
                 break;
             case call_step::kind::questions: {
                 // The retry that brings the answers finds the call by its handle (parked as it asked).

@@ -246,6 +246,11 @@ bool request_context::become_task() {
     return state_->task->task_id().has_value();
 }
 
+void request_context::set_task_status(std::string_view message) {
+    if (state_->task && state_->task->task_id() && !state_->cancelled.load())
+        state_->task->note_status(std::string(message));
+}
+
 std::optional<std::string> request_context::task_id() const {
     return state_->task ? state_->task->task_id() : std::nullopt;
 }

@@ -301,6 +301,23 @@ TEST_F(GatewayTasksModernClient, AnUpstreamTaskBecomesAGatewayTaskWithTheResultI
     c.expect_schema_valid();
 }
 
+// The upstream task's status message (slow_compute reports "computing LABEL" as it goes) is the gateway
+// task's while it works.
+TEST_F(GatewayTasksModernClient, TheUpstreamTasksStatusMessageIsTheGatewayTasks) {
+    ASSERT_FALSE(list_tools().empty());
+    mcp_http c(gw_.ep());
+    auto const id =
+        modern_task_id(answer_of(c, modern_call(1, "slow_compute", {{"seconds", 3}, {"label", "rho"}})));
+    ASSERT_FALSE(id.empty());
+    task_watch watch(gw_.ep(), id);
+    auto const noted = watch.until([](json::object const& t) {
+        return string_at(t, "statusMessage") == "computing rho" || string_at(t, "status") == "completed";
+    });
+    EXPECT_EQ(string_at(noted, "statusMessage"), "computing rho") << json::serialize(noted);
+    EXPECT_EQ(string_at(noted, "status"), "working") << json::serialize(noted);
+    watch.until_terminal();
+}
+
 // A modern client may call a tool it knows (a cached list, another gateway process of the deployment, a
 // gateway restarted since) without listing the tools through this gateway process first: what the upstream
 // says of its tools' tasks holds all the same. failing_job requires a task upstream, so a client that cannot

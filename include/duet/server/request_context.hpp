@@ -234,6 +234,9 @@ public:
     bool become_task();
     /// The id of the task this call runs as, once it is one.
     [[nodiscard]] std::optional<std::string> task_id() const;
+    /// In a task: its statusMessage, without a progress value (report_progress's message sets it too).
+    /// Elsewhere nothing.
+    void set_task_status(std::string_view message);
 
     /// Legacy sessions of a server served by a backend: what backend::on_session returned for this session
     /// (null elsewhere).
