@@ -30,10 +30,7 @@
 #include <charconv>
 #include <chrono>
 #include <exception>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <vector>
 

@@ -242,7 +242,7 @@ bool request_context::become_task() {
         return false;
     if (!state_->task->promote())
         return false;
-    state_->task->ask_promotion(); // the dispatcher answers the request with the task
+    state_->task->wake_dispatcher(); // it answers the request with the task
     return state_->task->task_id().has_value();
 }
 

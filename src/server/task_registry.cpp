@@ -70,11 +70,6 @@ std::optional<answer_result> task_link::take_outcome() {
     return out;
 }
 
-bool task_link::promotion_asked() const {
-    std::lock_guard lock(mutex_);
-    return promotion_asked_;
-}
-
 void task_link::start(boost::asio::any_io_executor handler) {
     std::lock_guard lock(mutex_);
     input_wake_ = std::make_shared<wake_signal>(std::move(handler));
@@ -107,14 +102,6 @@ bool task_link::commit_to_rounds() {
         return false;
     phase_ = phase::answering;
     return true;
-}
-
-void task_link::ask_promotion() {
-    {
-        std::lock_guard lock(mutex_);
-        promotion_asked_ = true;
-    }
-    dispatcher_wake_.notify();
 }
 
 boost::asio::awaitable<std::vector<peer_result>>

@@ -68,7 +68,6 @@ public:
     /// The handler's outcome, when it ended before the call became a task.
     [[nodiscard]] std::optional<answer_result> take_outcome();
     [[nodiscard]] wake_signal& dispatcher_wake() noexcept { return dispatcher_wake_; }
-    [[nodiscard]] bool promotion_asked() const;
 
     // ---- the handler's side
 
@@ -81,8 +80,9 @@ public:
     /// A modern handler about to end its run with an input_required round: true unless the call is a task
     /// already (its questions then go to the task instead).
     [[nodiscard]] bool commit_to_rounds();
-    /// Asks the dispatcher to make the call a task now.
-    void ask_promotion();
+    /// Wakes the dispatcher after the handler made the call a task itself (become_task): it answers the
+    /// request with the task.
+    void wake_dispatcher() { dispatcher_wake_.notify(); }
     /// Modern task: asks the client through the task (input_required, tasks/update) and waits for every
     /// answer, or for the task to end.
     [[nodiscard]] boost::asio::awaitable<std::vector<peer_result>>
@@ -114,7 +114,6 @@ private:
     wake_signal dispatcher_wake_;
     mutable std::mutex mutex_;
     phase phase_ = phase::request;
-    bool promotion_asked_ = false;
     std::optional<protocol::task_view> created_;
     std::optional<answer_result> outcome_;
     std::shared_ptr<wake_signal> input_wake_;
