@@ -42,6 +42,16 @@ struct redis_kind {
         auto& env = redis_environment::get();
         return make_redis_event_bus(env.executor(), env.fresh_options());
     }
+    /// A task store of its own key prefix: no other store made here sees its records.
+    static std::shared_ptr<task_store> make_task_store() { return make_task_store(fresh_options()); }
+    /// A task store on `where`: several made on the same options stand for several processes sharing tasks.
+    static std::shared_ptr<task_store> make_task_store(redis_options where) {
+        return make_redis_task_store(redis_environment::get().executor(), std::move(where));
+    }
+    /// The options of a key prefix no store uses yet, on the suite's Redis.
+    static redis_options fresh_options() { return redis_environment::get().fresh_options(); }
+    /// Redis keeps time by its own clock: its tests wait for expiry.
+    static constexpr bool task_clock_settable = false;
     /// A marker of its own, published after everything so far: Redis delivers one publisher's messages in
     /// order, so once it comes back, everything before it has been delivered.
     static void settle(event_bus& bus) {
