@@ -2,9 +2,10 @@
 //
 // --store redis://HOST[:PORT][/DB] and --store-prefix: what the processes serving one endpoint share through
 // Redis: the announcements (a list_changed or resources/updated raised on any process reaches the sessions
-// and listens of every process) and the legacy sessions (any process serves any session's POST, GET and
-// DELETE; a stream resumes on any process). Redis must answer at start: a process that cannot reach it would
-// serve a deployment that only looks whole, so it exits 3, saying why.
+// and listens of every process), the legacy sessions (any process serves any session's POST, GET and
+// DELETE; a stream resumes on any process) and the tasks (any process answers for a task another runs). Redis
+// must answer at start: a process that cannot reach it would serve a deployment that only looks whole, so it
+// exits 3, saying why.
 //
 // Redis is talked to on a thread of its own (store_runtime), apart from the threads serving requests, so
 // that the process can wait for it before it serves.
@@ -50,7 +51,8 @@ struct store_refusal {
     int exit_code; ///< 2: a usage error; 3: Redis cannot be reached
 };
 
-/// Sets options.event_bus and http.session_store from the flags (nothing without --store).
+/// Sets options.event_bus, options.task_store and http.session_store from the flags (nothing without
+/// --store).
 [[nodiscard]] inline std::optional<store_refusal> apply_store_flags(store_flags const& flags,
                                                                     store_runtime& runtime,
                                                                     server::server_options& options,
@@ -68,6 +70,7 @@ struct store_refusal {
         return store_refusal{"--store: " + why, 3};
     auto const executor = runtime.start();
     options.event_bus = store::make_redis_event_bus(executor, *where);
+    options.task_store = store::make_redis_task_store(executor, *where);
     http.session_store = store::make_redis_session_store(executor, *where,
                                                          {.max_sessions = http.max_sessions,
                                                           .replay_events = http.replay_events,

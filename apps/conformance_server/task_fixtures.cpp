@@ -141,7 +141,7 @@ void add_task_fixtures(server::server& srv) {
                  });
 
     // Gathers the name through the request's own rounds, then goes on as a task (SEP-2663 with SEP-2322):
-    // its task_after is long, so only become_task() makes it one.
+    // its task_after is long, so only async_become_task() makes it one.
     srv.add_tool(tool{.name = "test_tool_with_task",
                       .description = "Asks for a name, then greets it as a task",
                       .input_schema = no_arguments(),
@@ -157,7 +157,7 @@ void add_task_fixtures(server::server& srv) {
                          content && content->is_object() ? content->as_object().if_contains("name") : nullptr;
                      std::string const who =
                          name && name->is_string() ? std::string(name->get_string()) : "stranger";
-                     ctx.become_task();
+                     (void)co_await ctx.async_become_task();
                      co_await async_work_for(a_moment, ctx);
                      co_return tool_result::text("Hello, " + who + "!");
                  });

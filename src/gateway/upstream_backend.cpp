@@ -739,7 +739,7 @@ awaitable<server::answer_result> upstream_backend::async_forward(protocol::metho
                     ctx.log(*level, std::move(step.log().data), step.log().logger);
                 break;
             case call_step::kind::task:
-                ctx.become_task(); // a downstream client that cannot follow a task just waits, as ever
+                (void)co_await ctx.async_become_task(); // a client that cannot follow one just waits
                 // A status message of the upstream's task: the gateway task's.
                 if (auto const& note = step.progress().message; !note.empty())
                     ctx.set_task_status(note);

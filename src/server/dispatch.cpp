@@ -117,10 +117,10 @@ dispatch::answer_or_defer(jsonrpc::request& r, protocol::admission& a, std::shar
 
 boost::asio::awaitable<connection::answer> dispatch::async_answer(deferred_request d) {
     answer_result outcome = protocol::internal_error();
-    if (d.task_result) {
-        auto const id = std::string(*protocol::task_id_param(d.r.params));
+    if (d.tasks_method) {
         auto owner = task_owner(*d.state);
-        outcome = co_await server_.tasks().async_result(id, std::move(owner));
+        outcome =
+            co_await server_.tasks().async_answer(d.a.method->id, d.r.params, std::move(owner), d.a.era);
     } else if (d.task) {
         outcome = co_await async_run_as_task(d);
     } else {
@@ -147,8 +147,10 @@ std::string dispatch::task_owner(request_state const& state) {
     // session; without one, a legacy session owns its own.
     auto owner = modern_task_owner(state.caller.get());
     if (state.era == protocol::era::legacy && owner.empty()) {
+        // The session's id, which every process serving it knows; a session without one (stdio) is this
+        // connection.
         if (task_scope_.empty())
-            task_scope_ = "session:" + new_task_id();
+            task_scope_ = "session:" + (session_.empty() ? store::new_task_id() : std::string(session_));
         return task_scope_;
     }
     return owner;
@@ -162,13 +164,10 @@ std::optional<connection::answer> dispatch::answer_tasks(jsonrpc::request& r, pr
         return answer_with(a, jsonrpc::message{jsonrpc::error_response{r.id, std::move(e)}});
     };
     if (a.method->id != method_id::tools_call) {
-        static boost::json::value const no_params = boost::json::object{};
-        auto const& params = r.params.is_null() ? no_params : r.params;
-        if (!params.is_object())
+        if (!r.params.is_null() && !r.params.is_object())
             return refuse(protocol::invalid_params("Invalid params: params must be an object"));
-        auto owner = task_owner(*state);
-        if (auto answered = server_.tasks().answer(a.method->id, params, owner, a.era))
-            return answer_with(a, shape(r, a, *state, std::move(*answered)));
+        if (r.params.is_null())
+            r.params = boost::json::object{};
         later = deferred_request{std::move(r), std::move(a), std::move(state), std::nullopt, true};
         return std::nullopt;
     }
@@ -208,7 +207,7 @@ boost::asio::awaitable<answer_result> dispatch::async_run_as_task(deferred_reque
         std::make_shared<task_link>(server_.tasks_shared(), *d.task, d.a.era, d.a.version, d.state, ex);
     d.state->task = link;
     if (d.task->after <= std::chrono::milliseconds::zero())
-        if (auto made = link->promote(); !made)
+        if (auto made = co_await link->async_promote(); !made)
             co_return made.error(); // a full task store refuses before the handler runs
     // The handler's own copy of the request: as a task it may outlive this connection and its dispatch.
     auto request = std::make_shared<jsonrpc::request const>(d.r);
@@ -226,7 +225,7 @@ boost::asio::awaitable<answer_result> dispatch::async_run_as_task(deferred_reque
             // Still running: a task from now on, unless its handler committed to answering the request or
             // the caller holds its most tasks (the call then goes on as a plain request).
             promotion_tried = true;
-            (void)link->promote();
+            (void)co_await link->async_promote();
             continue;
         }
         auto const wait =

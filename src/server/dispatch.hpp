@@ -31,7 +31,7 @@ struct deferred_request {
     protocol::admission a;
     std::shared_ptr<request_state> state;
     std::optional<task_plan> task; ///< a tools/call that may become a task
-    bool task_result = false;      ///< a 2025-11-25 tasks/result waiting for its task to end
+    bool tasks_method = false;     ///< tasks/get, update, cancel, result, list: the task store answers
 };
 
 class dispatch {
@@ -78,7 +78,7 @@ private:
                                                    std::shared_ptr<request_state>& state,
                                                    std::optional<deferred_request>& later);
     boost::asio::awaitable<answer_result> async_run_as_task(deferred_request& d);
-    // Who owns the tasks this request makes or asks for (task_store).
+    // Who owns the tasks this request makes or asks for (task_registry).
     std::string task_owner(request_state const& state);
     // Runs a call that may become a task to its end (the handler's side of task_link).
     static boost::asio::awaitable<void> async_run_linked(server& srv,

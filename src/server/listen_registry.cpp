@@ -80,11 +80,13 @@ std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
         auto& registry = server_.tasks();
         for (auto const& v : ids->get_array()) {
             std::string id(v.get_string());
-            if (!caps.tasks || !registry.store().find(id, tasks.owner, std::chrono::system_clock::now()))
+            if (!caps.tasks || !registry.known(id, tasks.owner))
                 continue;
             l.task_watches.push_back(
-                registry.watch(id, [changed = tasks.changed, listen = r.id](
-                                       boost::json::object const& detailed) { changed(listen, detailed); }));
+                registry.watch(id, tasks.owner,
+                               [changed = tasks.changed, listen = r.id](boost::json::object const& detailed) {
+                                   changed(listen, detailed);
+                               }));
             watched.emplace_back(id);
         }
         honoured["taskIds"] = std::move(watched);

@@ -230,20 +230,25 @@ request_context::async_inputs(std::vector<input_request> requests) {
         co_return results;
     // A call that may become a task answers its request with this round, unless it became a task first:
     // then the task asks instead.
-    if (st.task && !st.task->commit_to_rounds()) {
-        st.asked.clear();
-        co_return co_await st.task->async_task_inputs(std::move(requests), *st.client_capabilities);
+    if (st.task) {
+        bool const as_request = co_await st.task->async_commit_to_rounds();
+        if (!as_request) {
+            st.asked.clear();
+            co_return co_await st.task->async_task_inputs(std::move(requests), *st.client_capabilities);
+        }
     }
     throw detail::input_required_signal{};
 }
 
-bool request_context::become_task() {
-    if (!state_->task)
-        return false;
-    if (!state_->task->promote())
-        return false;
-    state_->task->wake_dispatcher(); // it answers the request with the task
-    return state_->task->task_id().has_value();
+boost::asio::awaitable<bool> request_context::async_become_task() {
+    auto const link = state_->task;
+    if (!link)
+        co_return false;
+    auto const made = co_await link->async_promote();
+    if (!made)
+        co_return false;
+    link->wake_dispatcher(); // it answers the request with the task
+    co_return link->task_id().has_value();
 }
 
 void request_context::set_task_status(std::string_view message) {

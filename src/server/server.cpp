@@ -65,13 +65,7 @@ server::server(server_options options)
       server_info_tail_(meta_tail(server_info_)),
       sealer_(options_.request_state_keys.empty() ? state_sealer(options_.request_state_key)
                                                   : state_sealer(options_.request_state_keys)),
-      pool_(std::max<std::size_t>(1, options_.blocking_threads)),
-      tasks_(std::make_shared<detail::task_registry>(
-          detail::task_registry::options{.ttl = options_.task_ttl,
-                                         .max_ttl = options_.task_max_ttl,
-                                         .poll_interval = options_.task_poll_interval,
-                                         .max_per_owner = options_.max_tasks_per_caller,
-                                         .page_size = options_.page_size ? options_.page_size : 100})) {
+      pool_(std::max<std::size_t>(1, options_.blocking_threads)) {
     lookup_ = [this](std::string_view tool_name) -> std::span<protocol::param_header const> {
         std::shared_lock lock(mutex_);
         auto it = param_headers_.find(std::string(tool_name));
@@ -80,6 +74,16 @@ server::server(server_options options)
         return it->second; // entries are replaced, never mutated in place, while a request uses them
     };
     bus_ = options_.event_bus ? options_.event_bus : store::make_memory_event_bus();
+    tasks_ = std::make_shared<detail::task_registry>(
+        detail::task_registry::options{.ttl = options_.task_ttl,
+                                       .max_ttl = options_.task_max_ttl,
+                                       .poll_interval = options_.task_poll_interval,
+                                       .max_per_owner = options_.max_tasks_per_caller,
+                                       .page_size = options_.page_size ? options_.page_size : 100,
+                                       .store = options_.task_store,
+                                       .bus = bus_,
+                                       .topic = options_.event_topic + "/tasks"});
+    tasks_->start();
     bus_subscription_ = bus_->subscribe(options_.event_topic, [this](std::string_view payload) {
         if (auto e = decode_event(payload))
             deliver(*e);

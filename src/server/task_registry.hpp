@@ -2,8 +2,11 @@
 // become a task starts as a plain request linked to a task_link; it becomes a task at once, when its tool's
 // task_after elapses, or when its handler asks (request_context::async_become_task), and the request is then
 // answered with the task while the handler goes on. The registry answers tasks/get, update, cancel (modern)
-// and tasks/get, result, list, cancel (2025-11-25) from its task_store, delivers answers to a task's input
-// requests, and stores each task's outcome when its handler ends.
+// and tasks/get, result, list, cancel (2025-11-25) from the task store (duet/store/task_store.hpp), delivers
+// answers to a task's input requests, and stores each task's outcome when its handler ends. Where the store
+// is shared by several processes, each change is announced on the event bus, so the process running a task
+// hears the answers and cancellations another took, and every process's listens and tasks/result waiters
+// hear the task's changes.
 #pragma once
 
 #include <duet/jsonrpc/message.hpp>
@@ -11,14 +14,18 @@
 #include <duet/protocol/tasks.hpp>
 #include <duet/server/request_context.hpp>
 #include <duet/server/server.hpp>
+#include <duet/store/event_bus.hpp>
+#include <duet/store/task_store.hpp>
 
-#include "task_store.hpp"
+#include "task_entry.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/system/result.hpp>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,18 +58,19 @@ struct task_plan {
 class task_registry;
 
 /// One call that may become a task: shared by the dispatcher that answers its request, the handler's
-/// request_context, and the registry once it is a task.
+/// request_context, and the registry once it is a task. The handler's changes to its task (status messages,
+/// questions, its outcome) are written to the store one after another, in the order it made them.
 class task_link : public std::enable_shared_from_this<task_link> {
 public:
     task_link(std::shared_ptr<task_registry> registry, task_plan plan, protocol::era era,
               protocol::version version, std::weak_ptr<request_state> state,
               boost::asio::any_io_executor dispatcher);
 
-    // ---- the dispatcher's side
+    // ---- the dispatcher's side, and the handler's (async_become_task)
 
-    /// Makes the call a task now, unless it is one already or its handler committed to answering the
-    /// request; the -32603 of a full task store.
-    [[nodiscard]] boost::system::result<void, jsonrpc::error_object> promote();
+    /// Makes the call a task now, unless it is one already, is becoming one, or its handler committed to
+    /// answering the request; the -32603 of a full task store (or one out of reach).
+    [[nodiscard]] boost::asio::awaitable<boost::system::result<void, jsonrpc::error_object>> async_promote();
     /// The task the request is answered with, once there is one.
     [[nodiscard]] std::optional<protocol::task_view> created() const;
     /// The handler's outcome, when it ended before the call became a task.
@@ -78,9 +86,9 @@ public:
     /// The task's id, once the call is a task.
     [[nodiscard]] std::optional<std::string> task_id() const;
     /// A modern handler about to end its run with an input_required round: true unless the call is a task
-    /// already (its questions then go to the task instead).
-    [[nodiscard]] bool commit_to_rounds();
-    /// Wakes the dispatcher after the handler made the call a task itself (become_task): it answers the
+    /// already (its questions then go to the task instead). Waits while the call is becoming a task.
+    [[nodiscard]] boost::asio::awaitable<bool> async_commit_to_rounds();
+    /// Wakes the dispatcher after the handler made the call a task itself (async_become_task): it answers the
     /// request with the task.
     void wake_dispatcher() { dispatcher_wake_.notify(); }
     /// Modern task: asks the client through the task (input_required, tasks/update) and waits for every
@@ -104,13 +112,26 @@ public:
     [[nodiscard]] protocol::era era() const noexcept { return era_; }
 
 private:
-    enum class phase { request, answering, task };
+    enum class phase { request, promoting, answering, task };
+    // One change of the handler's to its task, waiting its turn to be written.
+    struct task_write {
+        enum class kind { message, status, ask, complete } what;
+        std::string message;
+        protocol::task_status status = protocol::task_status::working;
+        boost::json::object questions;
+        std::optional<answer_result> outcome;
+    };
+
+    void write(task_write w);
+    static boost::asio::awaitable<void> async_write_all(std::shared_ptr<task_link> self,
+                                                        std::shared_ptr<request_state> state);
 
     std::shared_ptr<task_registry> registry_;
     task_plan plan_;
     protocol::era era_;
     protocol::version version_;
     std::weak_ptr<request_state> state_;
+    boost::asio::any_io_executor dispatcher_;
     wake_signal dispatcher_wake_;
     mutable std::mutex mutex_;
     phase phase_ = phase::request;
@@ -119,6 +140,8 @@ private:
     std::shared_ptr<wake_signal> input_wake_;
     boost::json::object answers_; ///< answers to the task's input requests, by key
     bool cancelled_ = false;
+    std::deque<task_write> writes_;
+    bool writing_ = false;
 };
 
 /// Who owns the tasks of a modern request: its caller, as its transport established them; "" without an
@@ -137,56 +160,98 @@ public:
         std::chrono::milliseconds poll_interval = std::chrono::seconds(1);
         std::size_t max_per_owner = 1000;
         std::size_t page_size = 100;
+        /// Where the tasks live (null: in this process's memory), and, when the store is shared, the bus and
+        /// topic its changes are announced on.
+        std::shared_ptr<store::task_store> store;
+        std::shared_ptr<store::event_bus> bus;
+        std::string topic = "duet/tasks";
     };
 
-    explicit task_registry(options o) : options_(o), store_({.max_per_owner = o.max_per_owner}) {}
+    /// Call start() once made, so that it hears the other processes.
+    explicit task_registry(options o);
+    ~task_registry();
+    task_registry(task_registry const&) = delete;
+    task_registry& operator=(task_registry const&) = delete;
+    void start();
 
     /// A new task for a call, attached to its link.
-    [[nodiscard]] boost::system::result<task_entry, jsonrpc::error_object>
-    create(std::shared_ptr<task_link> const& link, task_plan const& plan, protocol::era era,
-           protocol::version version);
+    [[nodiscard]] boost::asio::awaitable<boost::system::result<task_entry, jsonrpc::error_object>>
+    async_create(std::shared_ptr<task_link> link, task_plan plan, protocol::era era,
+                 protocol::version version);
 
     /// Stores a task's outcome when its handler ends (unless it ended otherwise first: cancelled, expired).
-    void complete(std::string const& id, answer_result outcome);
+    [[nodiscard]] boost::asio::awaitable<void> async_complete(std::string id, answer_result outcome);
     /// Status and message changes the running handler makes.
-    void move(std::string const& id, protocol::task_status to);
-    void set_message(std::string const& id, std::string message);
+    [[nodiscard]] boost::asio::awaitable<void> async_move(std::string id, protocol::task_status to);
+    [[nodiscard]] boost::asio::awaitable<void> async_set_message(std::string id, std::string message);
     /// A modern task's handler asks: its questions become the task's inputRequests.
-    void ask(std::string const& id, boost::json::object const& questions);
+    [[nodiscard]] boost::asio::awaitable<void> async_ask(std::string id, boost::json::object questions);
 
-    /// Answers a tasks/* request of `owner` at once; empty for a tasks/result that must wait
-    /// (async_result).
-    [[nodiscard]] std::optional<answer_result> answer(protocol::method_id method,
-                                                      boost::json::value const& params,
-                                                      std::string const& owner, protocol::era era);
-    /// Calls `w` with the task as tasks/get shows it (the extension's DetailedTask) after each change of a
-    /// modern task, from the thread that changed it, for as long as the returned token lives.
+    /// Answers a tasks/* request of `owner`: tasks/result (2025-11-25) once its task ended.
+    [[nodiscard]] boost::asio::awaitable<answer_result>
+    async_answer(protocol::method_id method, boost::json::value params, std::string owner, protocol::era era);
+
+    /// Whether `owner` has a live task by that id, as far as this process has heard (every task made or
+    /// changed here, and, with a shared store, every one announced since this process started).
+    [[nodiscard]] bool known(std::string const& id, std::string const& owner);
+    /// Calls `w` with the task as tasks/get shows it (the extension's DetailedTask) after each change of
+    /// `owner`'s modern task `id`, wherever it changed, for as long as the returned token lives.
     using task_watcher = std::function<void(boost::json::object const& detailed)>;
-    [[nodiscard]] std::shared_ptr<void> watch(std::string const& id, task_watcher w);
+    [[nodiscard]] std::shared_ptr<void> watch(std::string const& id, std::string owner, task_watcher w);
 
-    /// tasks/result (2025-11-25): waits for the task to end, then answers what its call would have.
-    [[nodiscard]] boost::asio::awaitable<answer_result> async_result(std::string id, std::string owner);
-
-    [[nodiscard]] task_store& store() noexcept { return store_; }
     [[nodiscard]] options const& settings() const noexcept { return options_; }
 
 private:
-    answer_result get(std::string_view id, std::string const& owner, protocol::era era);
-    answer_result update(std::string_view id, boost::json::value const& params, std::string const& owner);
-    answer_result cancel(std::string_view id, std::string const& owner, protocol::era era);
-    answer_result list(boost::json::value const& params, std::string const& owner);
+    using store_failure = store::task_store::failure;
+    struct running_task {
+        std::weak_ptr<task_link> link;
+        std::chrono::system_clock::time_point expires;
+    };
+    struct watcher {
+        std::string owner;
+        std::weak_ptr<task_watcher> w;
+    };
+    struct known_task {
+        std::string owner;
+        std::chrono::system_clock::time_point expires;
+    };
+
+    boost::asio::awaitable<answer_result> async_get(std::string id, std::string owner, protocol::era era);
+    boost::asio::awaitable<answer_result> async_update(std::string id, boost::json::value params,
+                                                       std::string owner);
+    boost::asio::awaitable<answer_result> async_cancel(std::string id, std::string owner, protocol::era era);
+    boost::asio::awaitable<answer_result> async_list(boost::json::value params, std::string owner);
+    boost::asio::awaitable<answer_result> async_result(std::string id, std::string owner);
     std::optional<answer_result> finished(task_entry const& e) const;
+
+    // The store's operations, resumed on the caller's executor; a store out of reach is logged and becomes
+    // the caller's -32603.
+    boost::asio::awaitable<boost::system::result<std::optional<task_entry>, jsonrpc::error_object>>
+    async_find(std::string id, std::string owner);
+    boost::asio::awaitable<boost::system::result<std::optional<task_entry>, jsonrpc::error_object>>
+    async_change(std::string id, std::function<bool(task_entry&)> change);
+
     std::shared_ptr<task_link> running(std::string const& id);
-    // A change made: tells the link, wakes tasks/result waiters on a terminal status.
+    // A change made here: its effects in this process, and its announcement to the others.
     void changed(task_entry const& e);
+    // A change, wherever it was made: a 2025-11-25 session hears it, watchers hear it, tasks/result wakes.
+    void apply(task_entry const& e, bool made_here);
+    // Tells the other processes sharing the store (none: nothing to do).
+    void announce(task_entry const& e);
+    void on_announcement(std::string_view payload);
+    void announce_answers(std::string const& id, boost::json::object const& answers);
     void sweep();
 
     options options_;
-    task_store store_;
+    std::shared_ptr<store::task_store> store_;
+    std::string origin_; ///< this process's mark on its announcements
+    std::uint64_t subscription_ = 0;
+    bool subscribed_ = false;
     std::mutex mutex_;
-    std::map<std::string, std::weak_ptr<task_link>, std::less<>> running_;
+    std::map<std::string, running_task, std::less<>> running_;
+    std::map<std::string, known_task, std::less<>> known_;
     std::multimap<std::string, std::weak_ptr<wake_signal>, std::less<>> result_waiters_;
-    std::multimap<std::string, std::weak_ptr<task_watcher>, std::less<>> watchers_;
+    std::multimap<std::string, watcher, std::less<>> watchers_;
     std::chrono::steady_clock::time_point swept_{};
 };
 

@@ -231,7 +231,7 @@ public:
     /// it asks from here on goes through the task. False where the call cannot be a task (or the caller
     /// holds its most tasks). Input asked before, in a modern call, went through the request's own rounds,
     /// so a handler can gather what it needs and then go on as a task (SEP-2663 §Task Creation).
-    bool become_task();
+    [[nodiscard]] boost::asio::awaitable<bool> async_become_task();
     /// The id of the task this call runs as, once it is one.
     [[nodiscard]] std::optional<std::string> task_id() const;
     /// In a task: its statusMessage, without a progress value (report_progress's message sets it too).

@@ -31,6 +31,7 @@
 #include <duet/server/definitions.hpp>
 #include <duet/server/input_state.hpp>
 #include <duet/store/event_bus.hpp>
+#include <duet/store/task_store.hpp>
 #include <duet/version.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -105,6 +106,10 @@ struct server_options {
     std::chrono::milliseconds task_max_ttl = std::chrono::hours(24);
     std::chrono::milliseconds task_poll_interval = std::chrono::seconds(1);
     std::size_t max_tasks_per_caller = 1000;
+    /// Where tasks live: shared by the processes serving one endpoint (Redis), so that any of them answers
+    /// tasks/get, update, cancel and result for a task another runs, their changes carried on `event_bus`.
+    /// Null: in this process's memory.
+    std::shared_ptr<store::task_store> task_store;
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
@@ -173,7 +178,7 @@ public:
 
     /// Whether a tools/call of `tool` may become a task of the server's (whose handler is then this backend's
     /// async_answer, held as long as it takes): empty for never. A backend whose answer is a task of its own
-    /// source calls request_context::become_task() then, and follows that task itself.
+    /// source calls request_context::async_become_task() then, and follows that task itself.
     [[nodiscard]] virtual std::optional<tool_task_policy> task_policy(std::string_view tool) const {
         (void)tool;
         return std::nullopt;

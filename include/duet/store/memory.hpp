@@ -1,13 +1,16 @@
 /// @file duet/store/memory.hpp
 ///
 /// The in-memory stores: one process's sessions and event logs (the default of transport::http_server) and
-/// event bus (the default of server::server).
+/// event bus and tasks (the defaults of server::server).
 #pragma once
 
 #include <duet/store/event_bus.hpp>
 #include <duet/store/session_store.hpp>
+#include <duet/store/task_store.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 namespace duet::store {
@@ -24,5 +27,10 @@ struct memory_limits {
 
 /// Delivers each publish to the topic's subscribers on the publishing thread, before publish() returns.
 [[nodiscard]] std::shared_ptr<event_bus> make_memory_event_bus();
+
+/// One process's tasks (the default of server::server). `now` says what time it is (tests move it); empty:
+/// the system clock.
+[[nodiscard]] std::shared_ptr<task_store>
+make_memory_task_store(std::function<std::chrono::system_clock::time_point()> now = {});
 
 } // namespace duet::store

@@ -1,9 +1,9 @@
 /// @file duet/store/redis.hpp
 ///
 /// The stores several processes serving one endpoint share through one Redis: the event bus of announcements
-/// (pub/sub) today. Reached with hiredis' asynchronous API driven by Asio's reactor, pipelined, and
-/// reconnecting with backoff when Redis goes away; while it is away, what needs it fails at once rather than
-/// waiting.
+/// (pub/sub), legacy sessions and their streams, and tasks. Reached with hiredis' asynchronous API driven
+/// by Asio's reactor, pipelined, and reconnecting with backoff when Redis goes away; while it is away, what
+/// needs it fails at once rather than waiting.
 ///
 ///     auto where = store::parse_redis_url("redis://127.0.0.1:6379/0");       // or an error in words
 ///     if (auto down = store::redis_unreachable(*where, std::chrono::seconds(2)); !down.empty()) exit(3);
@@ -17,6 +17,7 @@
 #include <duet/store/event_bus.hpp>
 #include <duet/store/memory.hpp>
 #include <duet/store/session_store.hpp>
+#include <duet/store/task_store.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/system/result.hpp>
@@ -67,5 +68,12 @@ struct redis_options {
                                                                       redis_options where,
                                                                       memory_limits limits,
                                                                       std::chrono::milliseconds expiry);
+
+/// Tasks every process serving the endpoint shares: each record a hash that Redis expires at the record's
+/// expiry, each owner's live records counted in a sorted set by expiry, every update a compare-and-set on the
+/// record's revision (retried when another process changed it meanwhile). While Redis is away, every
+/// operation fails at once, saying so.
+[[nodiscard]] std::shared_ptr<task_store> make_redis_task_store(boost::asio::any_io_executor executor,
+                                                                redis_options where);
 
 } // namespace duet::store

@@ -1,9 +1,9 @@
 // Tasks in process, in both eras (protocol/tasks.hpp, server.hpp's "Tasks"): a tools/call whose tool allows
 // tasks answers with a task handle while its handler goes on. Modern requests that declare the extension
 // io.modelcontextprotocol/tasks get a CreateTaskResult (at once, or after the tool's task_after, or when the
-// handler calls become_task()) and follow it with tasks/get (the DetailedTask: inputRequests, result or error
-// inline), tasks/update (answers to the task's questions) and tasks/cancel. A 2025-11-25 session asks with
-// params.task and follows with tasks/get, tasks/result (blocks until the task ends), tasks/list and
+// handler calls async_become_task()) and follow it with tasks/get (the DetailedTask: inputRequests, result or
+// error inline), tasks/update (answers to the task's questions) and tasks/cancel. A 2025-11-25 session asks
+// with params.task and follows with tasks/get, tasks/result (blocks until the task ends), tasks/list and
 // tasks/cancel, hears notifications/tasks/status, and gets a task's questions as real requests tied to it by
 // _meta related-task. Tasks belong to whoever made them, expire after their TTL, and are bounded per caller.
 //
@@ -61,7 +61,7 @@ struct gate {
     std::atomic<int> left{0};
     std::atomic<bool> saw_cancelled{false};
     std::atomic<bool> became_task{false};
-    std::string task_id; ///< what ctx.task_id() said after become_task() (written on the test's thread)
+    std::string task_id; ///< what ctx.task_id() said after async_become_task() (written on the test's thread)
 };
 
 /// Opens the gate when the test ends, however it ends, so the handlers finish before the harness goes:
@@ -129,7 +129,7 @@ void add_task_tools(server& srv, std::shared_ptr<gate> const& g) {
             auto keep = g;
             input_request question{"user_name", "elicitation/create", form("What is your name?", "name")};
             auto answer = co_await ctx.async_input(std::move(question));
-            bool const became = ctx.become_task();
+            bool const became = co_await ctx.async_become_task();
             keep->became_task = became;
             keep->task_id = ctx.task_id().value_or("");
             co_await await_gate(*keep, ctx);
@@ -436,7 +436,7 @@ TEST_F(Tasks, ModernBecomeTaskAfterAnInputRound) {
     auto const r = c.call("tools/call", retry(params, {{"user_name", accepted("name", "Ada")}}, first));
     auto const created = modern_created(r);
     auto const id = task_id_of(created);
-    EXPECT_TRUE(gate_->became_task) << "become_task() returned false";
+    EXPECT_TRUE(gate_->became_task) << "async_become_task() returned false";
     EXPECT_EQ(gate_->task_id, id) << "task_id() does not name the task the client got";
     EXPECT_EQ(status_of(result_of(c.get(id))), "working");
 
