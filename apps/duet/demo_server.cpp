@@ -81,6 +81,7 @@ std::unique_ptr<server::server> make_demo_server(protocol::era_support eras, ser
     options.request_state_keys = shared.request_state_keys;
     options.event_bus = shared.event_bus;
     options.event_topic = shared.event_topic;
+    options.task_store = shared.task_store;
     options.metrics = shared.metrics;
     auto srv = std::make_unique<server::server>(std::move(options));
 

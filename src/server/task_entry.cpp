@@ -103,6 +103,7 @@ std::optional<task_entry> from_record(store::task_record const& r) {
     if (auto const* asked = body.if_contains("inputRequests"); asked && asked->is_object())
         e.input_requests = asked->get_object();
     e.expires = r.expires;
+    e.orphaned = r.orphaned && !protocol::is_terminal(e.view.status);
     return e;
 }
 

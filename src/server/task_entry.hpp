@@ -27,6 +27,8 @@ struct task_entry {
     std::optional<jsonrpc::error_object> error; ///< failed with a JSON-RPC error
     boost::json::object input_requests;         ///< outstanding, by key: {method, params}
     std::chrono::system_clock::time_point expires = std::chrono::system_clock::time_point::max();
+    /// As read: the process running it ended before it did (store::task_record::orphaned); never stored.
+    bool orphaned = false;
 };
 
 [[nodiscard]] store::task_record to_record(task_entry const& e);

@@ -429,6 +429,33 @@ task_registry::async_find(std::string id, std::string owner) {
     std::optional<task_entry> entry;
     if (*found && (*found)->owner == owner)
         entry = from_record(**found);
+    if (!entry || !entry->orphaned)
+        co_return entry;
+    // The process running it ended: nothing will finish it, so it fails now rather than at its TTL.
+    std::function<bool(task_entry&)> const fail_orphan = [](task_entry& t) {
+        if (!t.orphaned)
+            return false;
+        t.view.status = task_status::failed;
+        t.error = protocol::make_error(protocol::errc::internal_error,
+                                       "Internal error: the server process running this task ended before "
+                                       "it finished");
+        t.view.status_message = t.error->message;
+        t.input_requests.clear();
+        return true;
+    };
+    auto failed = co_await async_change(id, fail_orphan);
+    if (!failed)
+        co_return failed.error();
+    if (*failed) {
+        changed(**failed);
+        co_return std::move(*failed);
+    }
+    auto again = co_await async_store(find); // another reader failed it first
+    if (!again)
+        co_return store_failed(again.error());
+    entry.reset();
+    if (*again && (*again)->owner == owner)
+        entry = from_record(**again);
     co_return entry;
 }
 
@@ -848,9 +875,17 @@ boost::asio::awaitable<answer_result> task_registry::async_list(boost::json::val
     if (!page)
         co_return store_failed(page.error());
     boost::json::array out;
-    for (auto const& r : page->records)
-        if (auto t = from_record(r))
+    for (auto const& r : page->records) {
+        auto t = from_record(r);
+        if (t && t->orphaned) { // fails now, as a tasks/get of it would
+            auto const id = r.id;
+            auto fresh = co_await async_find(id, owner);
+            if (fresh && *fresh)
+                t = std::move(**fresh);
+        }
+        if (t)
             out.push_back(protocol::task_json(t->view, protocol::era::legacy));
+    }
     boost::json::object result{{"tasks", std::move(out)}};
     if (page->more && !page->records.empty())
         result["nextCursor"] = page->records.back().id; // ids are opaque and ordered: the last one shown

@@ -32,6 +32,10 @@ struct task_record {
     bool terminal = false;
     /// When the record is gone; max(): never.
     std::chrono::system_clock::time_point expires = std::chrono::system_clock::time_point::max();
+    /// Read, never written: the record is not terminal, and the process that made it (the one running its
+    /// task) has ended, so nothing will ever finish it. Only a shared store can tell; the caller decides
+    /// what the task becomes.
+    bool orphaned = false;
 };
 
 class task_store {
