@@ -1,20 +1,33 @@
 // Tasks shared through Redis (duet/store/task_store.hpp, duet/store/redis.hpp). Under the key prefix P:
 //
 //   P task:ID            hash: owner, body, terminal ("0"/"1"), expires (ms since the epoch, "0": never),
-//                        rev (bumped by every update). Redis expires it with the record.
+//                        rev (bumped by every update), runner (the tag of the store that made it). Redis
+//                        expires it with the record.
 //   P owner-tasks:OWNER  sorted set: the owner's record ids scored by their expiry (+inf: never), pruned of
 //                        the expired before it is counted or listed; it expires with its last record.
+//   P task-runner:TAG    string "1": the store tagged TAG (one per process: a random tag made with it) is
+//                        alive. Set with a 3 s expiry when the store first reaches Redis (and again each
+//                        time it reaches it anew), before any record of its is made, and renewed every
+//                        second; deleted when the store ends, since a process that ends, however gracefully,
+//                        never finishes the tasks it was running either.
 //
-// The two names never overlap, whatever id a caller looks up. Time is Redis's own throughout: the scripts
+// The three names never overlap, whatever id a caller looks up. Time is Redis's own throughout: the scripts
 // read TIME, and the record's key is set to expire by the same clock, so a record is gone from the
 // millisecond `expires` names on, as in memory. A create is one script (count, refuse or keep); an update
 // reads the record, asks the caller's change, and writes it with a script that checks the revision it read,
 // reading again when another process changed it meanwhile.
+//
+// A record is read with a script (find, an update's read, each record of a list, pipelined) that answers in
+// the same round trip whether it is orphaned: not terminal, and its runner's key gone (the store that made
+// it ended, or has not renewed its key for 3 s). A record with no runner (made before runners were kept) is
+// never orphaned. The script reaches a key the record names rather than one given in KEYS: fine on one
+// Redis (or a replicated one), not on Redis Cluster, which these keys are not laid out for anyway.
 #include <duet/store/redis.hpp>
 
 #include "connection.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -46,10 +59,17 @@ constexpr std::size_t max_held_operations = 10000;
 // How often an update reads and tries again when another process keeps changing the record under it.
 constexpr int max_update_attempts = 100;
 
+// How long a store's runner key outlives its last renewal; renewed three times as often.
+constexpr std::chrono::milliseconds liveness{3000};
+
+// How long an ending store waits for Redis to take its runner key away before it lets go of the connection.
+constexpr std::chrono::seconds parting_limit{1};
+
 // Keeps a record unless its owner is full or the id is taken. KEYS: the record, the owner's set. ARGV: id,
 // owner, body, terminal, expires (ms, 0: never), the key's expiry (expires - 1 ms, since Redis keeps a key
-// through the millisecond it names), the owner's bound. Returns 0 kept, 1 owner full, 2 taken. Now is Redis's
-// TIME (Redis 5 and later replicate a script's effects, so a script may read it before it writes).
+// through the millisecond it names), the owner's bound, the runner's tag. Returns 0 kept, 1 owner full, 2
+// taken. Now is Redis's TIME (Redis 5 and later replicate a script's effects, so a script may read it before
+// it writes).
 constexpr char const* create_script = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -60,7 +80,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
 local expires = tonumber(ARGV[5])
 if expires ~= 0 and expires <= now then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'body', ARGV[3], 'terminal', ARGV[4], 'expires', ARGV[5],
-           'rev', '0')
+           'rev', '0', 'runner', ARGV[8])
 if expires ~= 0 then redis.call('PEXPIREAT', KEYS[1], ARGV[6]) end
 redis.call('ZADD', KEYS[2], expires == 0 and '+inf' or ARGV[5], ARGV[1])
 local last = tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2])
@@ -78,6 +98,23 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
 return redis.call('ZRANGE', KEYS[1], 0, -1)
+)lua";
+
+// A record's fields (HGETALL's, empty when there is none) and whether it is orphaned (1) or not (0). KEYS:
+// the record. ARGV: what a runner's key is named after its tag (P task-runner:).
+constexpr char const* read_script = R"lua(
+local fields = redis.call('HGETALL', KEYS[1])
+local runner, terminal
+for i = 1, #fields, 2 do
+    if fields[i] == 'runner' then
+        runner = fields[i + 1]
+    elseif fields[i] == 'terminal' then
+        terminal = fields[i + 1]
+    end
+end
+local orphaned = 0
+if runner and terminal ~= '1' and redis.call('EXISTS', ARGV[1] .. runner) == 0 then orphaned = 1 end
+return {fields, orphaned}
 )lua";
 
 // Writes an update unless the record changed since it was read. KEYS: the record. ARGV: the revision read,
@@ -124,8 +161,11 @@ struct stored {
     std::string rev;
 };
 
-// nullopt: no such record (gone, expired, or not a whole record).
-std::optional<stored> parse_record(std::string id, reply const& r) {
+// nullopt: no such record (gone, expired, or not a whole record). `answer` is what read_script returns.
+std::optional<stored> parse_record(std::string id, reply const& answer) {
+    if (answer.type != reply::kind::array || answer.elements.size() != 2)
+        return std::nullopt;
+    auto const& r = answer.elements[0];
     if (r.type != reply::kind::array || r.elements.empty())
         return std::nullopt;
     std::map<std::string_view, std::string_view> fields;
@@ -145,6 +185,8 @@ std::optional<stored> parse_record(std::string id, reply const& r) {
     out.record.body = std::string(body->second);
     out.record.terminal = terminal->second == "1";
     out.record.expires = expiry_from_ms(*ms);
+    out.record.orphaned = !out.record.terminal && answer.elements[1].type == reply::kind::integer &&
+                          answer.elements[1].integer == 1;
     out.rev = std::string(rev->second);
     return out;
 }
@@ -163,12 +205,34 @@ class redis_task_store final : public task_store, public std::enable_shared_from
 public:
     redis_task_store(asio::any_io_executor executor, redis_options where)
         : strand_(asio::make_strand(std::move(executor))), where_(std::move(where)),
-          at_(where_.host + ':' + std::to_string(where_.port)) {}
+          at_(where_.host + ':' + std::to_string(where_.port)), runner_key_(runner_key_prefix() + tag_),
+          beat_(strand_) {}
 
     ~redis_task_store() override {
-        // Commands still waiting for Redis get no reply, and their callers a failure (see closed()).
-        if (commands_)
-            commands_->stop();
+        if (!commands_)
+            return;
+        // The runner key goes first, so that other processes learn at once that this one's tasks will never
+        // finish; then the connection. Commands still waiting for Redis are answered before the DEL is, and
+        // their callers get a failure (see closed()).
+        struct parting {
+            std::shared_ptr<redis::connection> commands;
+            asio::steady_timer limit;
+        };
+        auto p = std::make_shared<parting>(parting{commands_, asio::steady_timer(strand_)});
+        asio::post(strand_, [p, key = runner_key_] {
+            if (!p->commands->ready())
+                return p->commands->stop();
+            // A Redis that never answers is not waited for: the key then lapses by itself.
+            p->limit.expires_after(parting_limit);
+            p->limit.async_wait([p](boost::system::error_code ec) {
+                if (!ec)
+                    p->commands->stop();
+            });
+            p->commands->command({"DEL", key}, [p](std::optional<reply>) {
+                p->limit.cancel();
+                p->commands->stop();
+            });
+        });
     }
 
     void start() {
@@ -198,7 +262,7 @@ public:
             auto const key = self->record_key(r.id), owner_key = self->owner_key(r.owner);
             self->send({"EVAL", create_script, "2", key, owner_key, r.id, r.owner, r.body,
                         r.terminal ? "1" : "0", std::to_string(ms), std::to_string(ms - 1),
-                        std::to_string(max_per_owner)},
+                        std::to_string(max_per_owner), self->tag_},
                        [done = std::move(done)](boost::system::result<reply, failure> got) {
                            if (!got)
                                return fail(done, std::move(got).error());
@@ -284,6 +348,8 @@ private:
         return where_.key_prefix + "owner-tasks:" + std::string(owner);
     }
 
+    [[nodiscard]] std::string runner_key_prefix() const { return where_.key_prefix + "task-runner:"; }
+
     static failure closed() { return "the task store was closed before Redis answered"; }
 
     [[nodiscard]] failure unreachable() const {
@@ -315,7 +381,23 @@ private:
             log_line("Redis at " + at_ + " is back: task operations work again");
         outage_reported_ = false;
         why_.clear();
+        // First on the connection: no record this store makes is ever seen without its runner key, even on
+        // a Redis that lost everything while it was away.
+        beat();
         release_held();
+    }
+
+    /// Renews the runner key (when Redis is there), and again in a second. Setting the timer cancels a wait
+    /// still pending, so one chain of renewals runs at most, however often Redis comes back.
+    void beat() {
+        if (commands_->ready())
+            commands_->command({"SET", runner_key_, "1", "PX", std::to_string(liveness.count())},
+                               [](std::optional<reply>) {});
+        beat_.expires_after(liveness / 3);
+        beat_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+            if (auto self = weak.lock(); self && !ec)
+                self->beat();
+        });
     }
 
     void went_away(std::string_view why) {
@@ -347,7 +429,7 @@ private:
 
     void read(std::string id, answer<std::optional<stored>> done) {
         auto key = record_key(id);
-        send({"HGETALL", std::move(key)},
+        send({"EVAL", read_script, "1", std::move(key), runner_key_prefix()},
              [id = std::move(id), done = std::move(done)](boost::system::result<reply, failure> got) mutable {
                  if (!got)
                      return fail(done, std::move(got).error());
@@ -369,6 +451,7 @@ private:
                  auto changed = std::move((*got)->record);
                  changed.body = std::move(next->body);
                  changed.terminal = next->terminal;
+                 changed.orphaned = changed.orphaned && !changed.terminal;
                  // Named first: the callback below takes `changed` over.
                  std::vector<std::string> const write{"EVAL",
                                                       update_script,
@@ -438,7 +521,11 @@ private:
     redis::strand strand_;
     redis_options const where_;
     std::string const at_; ///< host:port, for messages
+    /// This store's runner tag (one process's), in every record it makes.
+    std::string const tag_ = new_task_id();
+    std::string const runner_key_; ///< P task-runner:TAG
     std::shared_ptr<redis::connection> commands_;
+    asio::steady_timer beat_; ///< the next renewal of the runner key
 
     // strand only
     std::deque<std::function<void()>> held_;

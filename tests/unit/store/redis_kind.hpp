@@ -1,5 +1,6 @@
 // The Redis store kind for the interface tests (store_kinds.hpp): one redis-server and one io_context thread
-// for the whole suite, and a key prefix of its own for every store made, so tests never hear each other.
+// for the whole suite, and a key prefix of its own for every store made, so tests never hear each other. A
+// test may also speak to Redis itself (redis_kind::command), as another client would.
 #pragma once
 
 #include <duet/store/redis.hpp>
@@ -7,12 +8,23 @@
 #include "common/store_runtime.hpp"
 #include "support/redis_server.hpp"
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
 #include <future>
+#include <istream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace duet::store::checks {
 
@@ -50,6 +62,68 @@ struct redis_kind {
     }
     /// The options of a key prefix no store uses yet, on the suite's Redis.
     static redis_options fresh_options() { return redis_environment::get().fresh_options(); }
+    /// One command sent to the Redis `where` names on a connection of its own, blocking: the reply's text (a
+    /// status, a string, an integer in decimal; empty for nil). An error reply, an array or no reply at all
+    /// fails the test and gives "".
+    static std::string command(redis_options const& where, std::vector<std::string> const& args) {
+        namespace asio = boost::asio;
+        asio::io_context io;
+        asio::ip::tcp::socket socket(io);
+        boost::system::error_code ec;
+        asio::connect(socket, asio::ip::tcp::resolver(io).resolve(where.host, std::to_string(where.port), ec),
+                      ec);
+        asio::streambuf in;
+        auto const one = [&](std::vector<std::string> const& words) -> std::string {
+            std::string out = '*' + std::to_string(words.size()) + "\r\n";
+            for (auto const& w : words)
+                out += '$' + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+            if (!ec)
+                asio::write(socket, asio::buffer(out), ec);
+            if (!ec)
+                asio::read_until(socket, in, "\r\n", ec);
+            if (ec) {
+                ADD_FAILURE() << "Redis at " << where.host << ':' << where.port << " did not answer "
+                              << words.front() << ": " << ec.message();
+                return {};
+            }
+            std::istream lines(&in);
+            std::string line;
+            std::getline(lines, line); // up to '\n', the '\r' kept
+            line.pop_back();
+            if (line.empty()) {
+                ADD_FAILURE() << "Redis answered " << words.front() << " with an empty line";
+                return {};
+            }
+            auto const rest = line.substr(1);
+            switch (line.front()) {
+            case '+':
+            case ':':
+                return rest;
+            case '$': {
+                auto const size = std::stol(rest);
+                if (size < 0)
+                    return {};
+                auto const wanted = static_cast<std::size_t>(size) + 2;
+                if (in.size() < wanted)
+                    asio::read(socket, in, asio::transfer_exactly(wanted - in.size()), ec);
+                if (ec) {
+                    ADD_FAILURE() << "Redis's answer to " << words.front() << " broke off: " << ec.message();
+                    return {};
+                }
+                std::string text(wanted, '\0');
+                lines.read(text.data(), static_cast<std::streamsize>(wanted));
+                text.resize(wanted - 2);
+                return text;
+            }
+            default:
+                ADD_FAILURE() << "Redis answered " << words.front() << " with " << line;
+                return {};
+            }
+        };
+        if (where.database != 0)
+            one({"SELECT", std::to_string(where.database)});
+        return one(args);
+    }
     /// Redis keeps time by its own clock: its tests wait for expiry.
     static constexpr bool task_clock_settable = false;
     /// A marker of its own, published after everything so far: Redis delivers one publisher's messages in

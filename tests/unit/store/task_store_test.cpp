@@ -1,12 +1,16 @@
 // The task store against the interface (store/task_store.hpp), for every store kind: records kept exactly,
 // expiry (by a clock moved by hand in memory, by waiting in Redis), the bound per owner, taken ids, updates
-// and terminal records, lists by page. Then what only a shared store shows: two processes (two stores on one
-// key prefix) seeing each other's records, concurrent updates from both losing none, and Redis away.
+// and terminal records, lists by page, and no record orphaned while the store that made it runs. Then what
+// only a shared store shows: two processes (two stores on one key prefix) seeing each other's records,
+// concurrent updates from both losing none, the records of one that ended (or stopped renewing its runner
+// key) orphaned, and Redis away.
 #include "common/store_runtime.hpp"
 #include "store_kinds.hpp"
 #include "support/loopback_port.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
+
+#include <boost/asio/post.hpp>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace duet::store::checks {
@@ -105,13 +110,22 @@ auto task_fields(task_record const& r) {
         r.expires == task_time::max()
             ? std::int64_t{-1}
             : std::chrono::duration_cast<std::chrono::milliseconds>(r.expires.time_since_epoch()).count();
-    return std::tuple(r.id, r.owner, r.body, r.terminal, expires);
+    return std::tuple(r.id, r.owner, r.body, r.terminal, expires, r.orphaned);
 }
 
 std::vector<std::string> task_ids(task_store::page const& p) {
     std::vector<std::string> out;
     for (auto const& r : p.records)
         out.push_back(r.id);
+    return out;
+}
+
+// The ids of a page's orphaned records.
+std::vector<std::string> orphaned_ids(task_store::page const& p) {
+    std::vector<std::string> out;
+    for (auto const& r : p.records)
+        if (r.orphaned)
+            out.push_back(r.id);
     return out;
 }
 
@@ -395,6 +409,31 @@ TYPED_TEST(TaskStore, ListSkipsExpiredRecords) {
     EXPECT_FALSE(second.more) << "t3 expired";
 }
 
+TYPED_TEST(TaskStore, NoRecordIsOrphanedWhileTheStoreThatMadeItRuns) {
+    // In memory, the store that made a record is the only one that reads it: never orphaned at all.
+    auto const& tasks = this->tasks_;
+    ASSERT_EQ(tasks.create(task_of("t1", "alice", "working")), task_store::created::ok);
+    auto done = task_of("t2", "alice", "completed");
+    done.terminal = true;
+    ASSERT_EQ(tasks.create(done), task_store::created::ok);
+    auto const found = tasks.find("t1");
+    ASSERT_TRUE(found);
+    EXPECT_FALSE(found->orphaned);
+    auto const listed = tasks.list("alice", "", 10);
+    EXPECT_EQ(task_ids(listed), (std::vector<std::string>{"t1", "t2"}));
+    EXPECT_TRUE(orphaned_ids(listed).empty());
+    std::optional<bool> seen;
+    auto const changed = tasks.update("t1", [&](task_record const& current) -> std::optional<task_record> {
+        seen = current.orphaned;
+        auto next = current;
+        next.body = "still working";
+        return next;
+    });
+    EXPECT_EQ(seen, false);
+    ASSERT_TRUE(changed);
+    EXPECT_FALSE(changed->orphaned);
+}
+
 // ---- what only a shared store shows: several processes, and Redis away
 // ---------------------------------------
 
@@ -435,6 +474,200 @@ TEST_F(RedisTaskStore, TwoProcessesOnOnePrefixShareEveryRecord) {
 
     task_calls const elsewhere{redis_kind::make_task_store(redis_kind::fresh_options())};
     EXPECT_FALSE(elsewhere.find("t1")) << "another key prefix is another deployment";
+}
+
+// Where the store that made a record keeps its runner key (task_store.cpp's layout), by asking Redis itself.
+std::string runner_key_of(redis_options const& where, std::string const& id) {
+    auto const tag = redis_kind::command(where, {"HGET", where.key_prefix + "task:" + id, "runner"});
+    EXPECT_EQ(tag.size(), 32u) << "the record of " << id << " names its runner";
+    return where.key_prefix + "task-runner:" + tag;
+}
+
+// A change that fails the task it is given (as the registry does to an orphaned one), noting what it saw.
+task_store::change fail_task(std::vector<bool>& orphaned_seen) {
+    return [&orphaned_seen](task_record const& current) -> std::optional<task_record> {
+        orphaned_seen.push_back(current.orphaned);
+        auto next = current;
+        next.body = "failed";
+        next.terminal = true;
+        return next;
+    };
+}
+
+// Holds an executor's thread (one store_runtime's) blocked from when it is made until release() or its end.
+class executor_block {
+public:
+    explicit executor_block(boost::asio::any_io_executor const& executor) {
+        auto const blocked = std::make_shared<std::promise<void>>();
+        boost::asio::post(executor, [blocked, released = released_.get_future().share()] {
+            blocked->set_value();
+            released.wait();
+        });
+        blocked->get_future().wait();
+    }
+    ~executor_block() { release(); }
+    executor_block(executor_block const&) = delete;
+    executor_block& operator=(executor_block const&) = delete;
+
+    void release() {
+        if (!std::exchange(done_, true))
+            released_.set_value();
+    }
+
+private:
+    std::promise<void> released_;
+    bool done_ = false;
+};
+
+TEST_F(RedisTaskStore, ARecordIsNotOrphanedWhileTheStoreThatMadeItRuns) {
+    auto const where = redis_kind::fresh_options();
+    task_calls const reader{redis_kind::make_task_store(where)};
+    // Each store used the moment it is made: its first create waits for Redis, its runner key goes first.
+    std::vector<std::shared_ptr<task_store>> makers;
+    for (int i = 0; i < 4; ++i) {
+        task_calls const maker{makers.emplace_back(redis_kind::make_task_store(where))};
+        auto const id = "t" + std::to_string(i);
+        ASSERT_EQ(maker.create(task_of(id, "alice", "working")), task_store::created::ok);
+        auto const found = reader.find(id);
+        ASSERT_TRUE(found) << id;
+        EXPECT_FALSE(found->orphaned) << id << " seen orphaned just after it was made";
+    }
+    EXPECT_TRUE(orphaned_ids(reader.list("alice", "", 10)).empty());
+    std::vector<bool> seen;
+    auto const failed = reader.update("t0", fail_task(seen));
+    EXPECT_EQ(seen, std::vector<bool>{false});
+    ASSERT_TRUE(failed);
+    EXPECT_FALSE(failed->orphaned);
+
+    // The key lives 3 s past its last renewal: two seconds on, only a renewal keeps it above one second.
+    auto const key = runner_key_of(where, "t1");
+    EXPECT_EQ(redis_kind::command(where, {"EXISTS", key}), "1");
+    std::this_thread::sleep_for(2s);
+    EXPECT_GT(std::stol(redis_kind::command(where, {"PTTL", key})), 1000) << "the runner key was not renewed";
+    auto const later = reader.find("t1");
+    ASSERT_TRUE(later);
+    EXPECT_FALSE(later->orphaned);
+}
+
+TEST_F(RedisTaskStore, TheRecordsOfAStoreThatEndedAreOrphanedAtOnceUnlessTerminal) {
+    auto const where = redis_kind::fresh_options();
+    task_calls const survivor{redis_kind::make_task_store(where)};
+    ASSERT_EQ(survivor.create(task_of("mine", "alice", "working")), task_store::created::ok);
+    {
+        task_calls const ended{redis_kind::make_task_store(where)};
+        for (auto const* id : {"running", "waiting", "older"})
+            ASSERT_EQ(ended.create(task_of(id, "alice", "working")), task_store::created::ok) << id;
+        auto done = task_of("done", "alice", "completed");
+        done.terminal = true;
+        ASSERT_EQ(ended.create(done), task_store::created::ok);
+        auto const found = survivor.find("running");
+        ASSERT_TRUE(found);
+        EXPECT_FALSE(found->orphaned) << "its maker still runs";
+    } // the store ends: its runner key goes with it
+    // Within a second and a half: renewed every second for 3 s, its key would otherwise live 2 s more at
+    // least.
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            auto const r = survivor.find("running");
+            return r && r->orphaned;
+        },
+        1500ms))
+        << "the ended store's records are not orphaned at once";
+    // As a record made before records named their runner.
+    EXPECT_EQ(redis_kind::command(where, {"HDEL", where.key_prefix + "task:older", "runner"}), "1");
+
+    auto const done = survivor.find("done");
+    ASSERT_TRUE(done);
+    EXPECT_TRUE(done->terminal);
+    EXPECT_FALSE(done->orphaned) << "a terminal record is never orphaned";
+    auto const older = survivor.find("older");
+    ASSERT_TRUE(older);
+    EXPECT_FALSE(older->orphaned) << "a record naming no runner is not orphaned";
+    auto const mine = survivor.find("mine");
+    ASSERT_TRUE(mine);
+    EXPECT_FALSE(mine->orphaned) << "the survivor's own record";
+
+    auto const listed = survivor.list("alice", "", 10);
+    EXPECT_EQ(task_ids(listed), (std::vector<std::string>{"done", "mine", "older", "running", "waiting"}));
+    EXPECT_EQ(orphaned_ids(listed), (std::vector<std::string>{"running", "waiting"}));
+    auto const paged = survivor.list("alice", "older", 1);
+    EXPECT_EQ(orphaned_ids(paged), std::vector<std::string>{"running"});
+    EXPECT_TRUE(paged.more);
+
+    // The change is told, and failing the task ends its orphanhood; declining leaves it orphaned.
+    std::vector<bool> seen;
+    auto const failed = survivor.update("running", fail_task(seen));
+    EXPECT_EQ(seen, std::vector<bool>{true});
+    ASSERT_TRUE(failed);
+    EXPECT_TRUE(failed->terminal);
+    EXPECT_FALSE(failed->orphaned);
+    auto const after = survivor.find("running");
+    ASSERT_TRUE(after);
+    EXPECT_EQ(after->body, "failed");
+    EXPECT_FALSE(after->orphaned);
+    std::optional<bool> declined_seen;
+    auto const declined =
+        survivor.try_update("waiting", [&](task_record const& current) -> std::optional<task_record> {
+            declined_seen = current.orphaned;
+            return std::nullopt;
+        });
+    ASSERT_TRUE(declined) << declined.error();
+    EXPECT_FALSE(*declined);
+    EXPECT_EQ(declined_seen, true);
+    auto const waiting = survivor.find("waiting");
+    ASSERT_TRUE(waiting);
+    EXPECT_TRUE(waiting->orphaned);
+    auto const still =
+        survivor.update("waiting", [](task_record const& current) -> std::optional<task_record> {
+            auto next = current;
+            next.body = "still waiting";
+            return next;
+        });
+    ASSERT_TRUE(still);
+    EXPECT_TRUE(still->orphaned) << "changed but not terminal: still nobody's";
+}
+
+TEST_F(RedisTaskStore, TheRecordsOfAStoreThatStoppedRenewingAreOrphanedUntilItRenewsAgain) {
+    apps::store_runtime stuck_runtime; // first: it outlives the stuck store's connection
+    auto const stuck_executor = stuck_runtime.start();
+    auto const where = redis_kind::fresh_options();
+    task_calls const stuck{make_redis_task_store(stuck_executor, where)};
+    task_calls const other{redis_kind::make_task_store(where)};
+    ASSERT_EQ(stuck.create(task_of("t", "alice", "working")), task_store::created::ok);
+    auto const key = runner_key_of(where, "t");
+    auto const before = other.find("t");
+    ASSERT_TRUE(before);
+    EXPECT_FALSE(before->orphaned);
+
+    // The stuck store's thread blocks, as a process stopped or cut off would: it renews nothing.
+    executor_block block(stuck_executor);
+    // Its key would lapse 3 s after its last renewal: deleted here instead (again, should a renewal sent
+    // just before it froze reach Redis after the first DEL).
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            redis_kind::command(where, {"DEL", key});
+            auto const r = other.find("t");
+            return r && r->orphaned;
+        },
+        5s))
+        << "a record whose runner key is gone is not orphaned";
+    EXPECT_EQ(orphaned_ids(other.list("alice", "", 10)), std::vector<std::string>{"t"});
+    std::optional<bool> seen;
+    EXPECT_FALSE(other.update("t", [&](task_record const& current) -> std::optional<task_record> {
+        seen = current.orphaned;
+        return std::nullopt;
+    }));
+    EXPECT_EQ(seen, true);
+
+    // Renewing again, it is alive again (whatever its records became meanwhile).
+    block.release();
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            auto const r = other.find("t");
+            return r && !r->orphaned;
+        },
+        5s))
+        << "a record whose runner renews its key again is still orphaned";
 }
 
 TEST_F(RedisTaskStore, ConcurrentUpdatesFromTwoProcessesLoseNone) {
@@ -515,6 +748,9 @@ TEST_F(RedisTaskStore, WhileRedisIsAwayEveryOperationFailsAtOnceAndWorksAgainAft
         << "the store never reached Redis again";
     EXPECT_FALSE(tasks.find("t")) << "a killed Redis kept nothing";
     EXPECT_EQ(tasks.create(task_of("t", "alice")), task_store::created::ok);
+    auto const made_again = tasks.find("t");
+    ASSERT_TRUE(made_again);
+    EXPECT_FALSE(made_again->orphaned) << "the runner key is set again as soon as Redis is back";
 }
 
 TEST(RedisTaskStoreUnreachable, EveryOperationOfAStoreThatNeverReachedRedisFailsInWords) {
