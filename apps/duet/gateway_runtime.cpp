@@ -224,6 +224,11 @@ gateway_runtime::make_endpoint(std::string path, std::vector<live_upstream const
     e->merged = gateway::merged_backend::create(std::move(list), std::move(options));
     auto described = e->merged->describe();
     described.metrics = shared_.metrics;
+    // With --store, the tasks the gateway holds are shared by every gateway process (a client's tasks/get
+    // lands anywhere), each endpoint's apart; its announcements are not (start() says why).
+    described.task_store = shared_.task_store;
+    described.task_bus = shared_.event_bus;
+    described.event_topic = "duet/gateway" + e->path;
     e->srv = std::make_unique<server::server>(std::move(described));
     e->merged->attach(*e->srv);
     return e;

@@ -81,7 +81,7 @@ server::server(server_options options)
                                        .max_per_owner = options_.max_tasks_per_caller,
                                        .page_size = options_.page_size ? options_.page_size : 100,
                                        .store = options_.task_store,
-                                       .bus = bus_,
+                                       .bus = options_.task_bus ? options_.task_bus : bus_,
                                        .topic = options_.event_topic + "/tasks"});
     tasks_->start();
     bus_subscription_ = bus_->subscribe(options_.event_topic, [this](std::string_view payload) {

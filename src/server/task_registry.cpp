@@ -353,6 +353,11 @@ task_registry::~task_registry() {
         options_.bus->unsubscribe(subscription_);
 }
 
+std::string task_registry::scoped(std::string const& owner) const {
+    // Length-prefixed, so that no topic and owner make another pair's scope.
+    return std::to_string(options_.topic.size()) + ':' + options_.topic + owner;
+}
+
 void task_registry::start() {
     if (!store_->shared() || !options_.bus)
         return; // one process: every change is made, and heard, here
@@ -379,7 +384,7 @@ task_registry::async_create(std::shared_ptr<task_link> link, task_plan plan, pro
     e.view.ttl_ms = ttl.count();
     e.view.poll_interval_ms = options_.poll_interval.count();
     e.expires = now + ttl;
-    e.owner = std::move(plan.owner);
+    e.owner = scoped(plan.owner);
     e.era = era;
     e.version = version;
     auto record = to_record(e);
@@ -680,6 +685,7 @@ boost::asio::awaitable<answer_result> task_registry::async_answer(protocol::meth
                                                                   boost::json::value params,
                                                                   std::string owner, protocol::era era) {
     using protocol::method_id;
+    owner = scoped(owner);
     if (method == method_id::tasks_list)
         co_return co_await async_list(std::move(params), std::move(owner));
     auto read = protocol::task_id_param(params);
@@ -747,13 +753,13 @@ boost::asio::awaitable<answer_result> task_registry::async_get(std::string id, s
 bool task_registry::known(std::string const& id, std::string const& owner) {
     std::lock_guard lock(mutex_);
     auto it = known_.find(id);
-    return it != known_.end() && it->second.owner == owner && it->second.expires > clock::now();
+    return it != known_.end() && it->second.owner == scoped(owner) && it->second.expires > clock::now();
 }
 
 std::shared_ptr<void> task_registry::watch(std::string const& id, std::string owner, task_watcher w) {
     auto held = std::make_shared<task_watcher>(std::move(w));
     std::lock_guard lock(mutex_);
-    watchers_.emplace(id, watcher{std::move(owner), held});
+    watchers_.emplace(id, watcher{scoped(owner), held});
     return held;
 }
 

@@ -161,7 +161,8 @@ public:
         std::size_t max_per_owner = 1000;
         std::size_t page_size = 100;
         /// Where the tasks live (null: in this process's memory), and, when the store is shared, the bus and
-        /// topic its changes are announced on.
+        /// topic its changes are announced on. The topic names the endpoint: a task belongs to its caller at
+        /// this endpoint, so servers with other topics sharing the store never see each other's tasks.
         std::shared_ptr<store::task_store> store;
         std::shared_ptr<store::event_bus> bus;
         std::string topic = "duet/tasks";
@@ -203,6 +204,8 @@ public:
 
 private:
     using store_failure = store::task_store::failure;
+    // The owner a caller is at this endpoint (options::topic), as the store keeps it.
+    [[nodiscard]] std::string scoped(std::string const& owner) const;
     struct running_task {
         std::weak_ptr<task_link> link;
         std::chrono::system_clock::time_point expires;

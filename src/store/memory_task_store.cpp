@@ -45,6 +45,7 @@ public:
             else {
                 if (it != records_.end())
                     forget(it);
+                r.orphaned = false; // read, never written: one process never orphans its own
                 ++per_owner_[r.owner];
                 auto id = r.id;
                 records_.insert_or_assign(std::move(id), std::move(r));

@@ -108,8 +108,11 @@ struct server_options {
     std::size_t max_tasks_per_caller = 1000;
     /// Where tasks live: shared by the processes serving one endpoint (Redis), so that any of them answers
     /// tasks/get, update, cancel and result for a task another runs, their changes carried on `event_bus`.
-    /// Null: in this process's memory.
+    /// Null: in this process's memory. Tasks belong to their caller at this endpoint (`event_topic`).
     std::shared_ptr<store::task_store> task_store;
+    /// Carries task changes between the processes sharing `task_store`, where `event_bus` does not (a
+    /// gateway's announcements stay in each process). Null: `event_bus`.
+    std::shared_ptr<store::event_bus> task_bus;
 };
 
 /// Something a server change is announced to (legacy sessions, modern listen streams).
