@@ -1,7 +1,7 @@
 // Three `duet gateway --store` processes in front of one upstream (#28): a legacy client's session opened on
 // one gateway is served by the others, a question the upstream asks through one is answered through
 // another, and a modern client is served by any of them. Real processes: the upstream a `duet serve`, a
-// redis-server on loopback.
+// redis-server on loopback. A task one gateway holds is followed through the others.
 #include "gateway/gateway_process.hpp"
 #include "http/mcp_http.hpp"
 #include "http/servers.hpp"
@@ -11,8 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -77,6 +79,37 @@ TEST_F(ScaledGateway, AModernClientIsServedByAnyGateway) {
             c.post(modern_request(i, "tools/call", call_params("echo", {{"text", "modern"}}))).json();
         EXPECT_EQ(call_text(r), "modern") << "gateway " << i;
     }
+}
+
+// A task the gateway holds for a modern client lives in Redis: its tasks/get through another gateway finds it
+// and follows it to the upstream's result, as a load balancer would send it.
+TEST_F(ScaledGateway, ATaskHeldByOneGatewayIsFollowedThroughAnother) {
+    json::object const caps{{"extensions", json::object{{"io.modelcontextprotocol/tasks", json::object{}}}}};
+    mcp_http on_a(gateway(0).ep());
+    auto const made =
+        on_a.post(modern_request(1, "tools/call", call_params("long_job", {{"seconds", 2}}), caps)).json();
+    auto const* result = made.as_object().if_contains("result");
+    ASSERT_TRUE(result && result->is_object()) << made;
+    ASSERT_EQ(result->as_object().at("resultType"), "task") << made;
+    std::string const id(result->as_object().at("taskId").as_string());
+
+    std::string status;
+    json::object last;
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (int n = 2; std::chrono::steady_clock::now() < deadline; ++n) {
+        mcp_http on_b(gateway(1 + n % 2).ep()); // the other two, in turn
+        auto const got =
+            on_b.post(modern_request(n, "tasks/get", {{"taskId", id}}, caps), {{"Mcp-Name", id}}).json();
+        auto const* task = got.as_object().if_contains("result");
+        ASSERT_TRUE(task && task->is_object()) << "gateway " << 1 + n % 2 << ": " << got;
+        last = task->as_object();
+        status = std::string(last.at("status").as_string());
+        if (status != "working")
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_EQ(status, "completed") << json::value(last);
+    EXPECT_EQ(call_text(json::object{{"result", last.at("result")}}), "done after 2 s") << json::value(last);
 }
 
 // What cannot scale is said, not left to be found: a legacy upstream's per-client state lives in one process.
