@@ -49,6 +49,8 @@ store::task_record to_record(task_entry const& e) {
     }
     if (!e.input_requests.empty())
         body["inputRequests"] = e.input_requests;
+    if (!e.answers.empty())
+        body["answers"] = e.answers;
     return {.id = e.view.id,
             .owner = e.owner,
             .body = json::serialize(body),
@@ -102,6 +104,8 @@ std::optional<task_entry> from_record(store::task_record const& r) {
     }
     if (auto const* asked = body.if_contains("inputRequests"); asked && asked->is_object())
         e.input_requests = asked->get_object();
+    if (auto const* given = body.if_contains("answers"); given && given->is_object())
+        e.answers = given->get_object();
     e.expires = r.expires;
     e.orphaned = r.orphaned && !protocol::is_terminal(e.view.status);
     return e;

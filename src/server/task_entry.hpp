@@ -26,6 +26,9 @@ struct task_entry {
     std::optional<boost::json::object> result;
     std::optional<jsonrpc::error_object> error; ///< failed with a JSON-RPC error
     boost::json::object input_requests;         ///< outstanding, by key: {method, params}
+    /// What tasks/update took, by key, until the task ends: the handler's process reads them here should it
+    /// have missed their announcement (another process took them).
+    boost::json::object answers;
     std::chrono::system_clock::time_point expires = std::chrono::system_clock::time_point::max();
     /// As read: the process running it ended before it did (store::task_record::orphaned); never stored.
     bool orphaned = false;

@@ -27,6 +27,8 @@ using clock = std::chrono::system_clock;
 
 // How long a waiter sleeps at most before it looks again (named: no temporary goes to a coroutine).
 constexpr std::chrono::steady_clock::duration recheck_every = std::chrono::seconds(1);
+// How often a second promotion looks whether the first has settled (a store round trip or two).
+constexpr std::chrono::milliseconds promotion_settling{5};
 
 boost::asio::awaitable<bool> wake_signal::async_wait_for(std::chrono::steady_clock::duration timeout) {
     using namespace asio::experimental::awaitable_operators;
@@ -46,6 +48,15 @@ task_link::task_link(std::shared_ptr<task_registry> registry, task_plan plan, pr
       state_(std::move(state)), dispatcher_(dispatcher), dispatcher_wake_(std::move(dispatcher)) {}
 
 boost::asio::awaitable<boost::system::result<void, jsonrpc::error_object>> task_link::async_promote() {
+    for (;;) { // the other side (dispatcher, handler) making it a task settles it for both
+        {
+            std::lock_guard lock(mutex_);
+            if (phase_ != phase::promoting)
+                break;
+        }
+        asio::steady_timer pause(co_await asio::this_coro::executor, promotion_settling);
+        co_await pause.async_wait(asio::use_awaitable);
+    }
     {
         std::lock_guard lock(mutex_);
         if (phase_ != phase::request)
@@ -181,6 +192,7 @@ task_link::async_task_inputs(std::vector<input_request> requests, boost::json::o
     if (waiting.empty())
         co_return results;
     write({.what = task_write::kind::ask, .questions = std::move(questions)});
+    auto const id = task_id().value_or("");
     for (;;) {
         std::shared_ptr<wake_signal> wake;
         {
@@ -196,8 +208,14 @@ task_link::async_task_inputs(std::vector<input_request> requests, boost::json::o
             wake = input_wake_;
         }
         // A wake may be missed only by a change that lands between the check and the wait: the second's
-        // timeout bounds that, as it bounds a task that expired while waiting.
-        (void)co_await wake->async_wait_for(recheck_every);
+        // timeout bounds that, as it bounds a task that expired while waiting. Answers another process took
+        // are announced; should the announcement miss this one, the task's record has them.
+        bool const woken = co_await wake->async_wait_for(recheck_every);
+        if (!woken && registry_->shared()) {
+            auto const stored = co_await registry_->async_stored_answers(id);
+            if (!stored.empty())
+                deliver(stored);
+        }
     }
     co_return results;
 }
@@ -411,6 +429,22 @@ task_registry::async_create(std::shared_ptr<task_link> link, task_plan plan, pro
     co_return e;
 }
 
+bool task_registry::shared() const noexcept {
+    return store_->shared();
+}
+
+boost::asio::awaitable<boost::json::object> task_registry::async_stored_answers(std::string id) {
+    auto const target = store_;
+    store_call<std::optional<store::task_record>> const find = [target, id](auto done) {
+        target->find(id, std::move(done));
+    };
+    auto found = co_await async_store(find);
+    std::optional<task_entry> e;
+    if (found && *found)
+        e = from_record(**found);
+    co_return e ? std::move(e->answers) : boost::json::object{};
+}
+
 std::shared_ptr<task_link> task_registry::running(std::string const& id) {
     std::lock_guard lock(mutex_);
     auto it = running_.find(id);
@@ -446,6 +480,7 @@ task_registry::async_find(std::string id, std::string owner) {
                                        "it finished");
         t.view.status_message = t.error->message;
         t.input_requests.clear();
+        t.answers.clear();
         return true;
     };
     auto failed = co_await async_change(id, fail_orphan);
@@ -634,6 +669,7 @@ boost::asio::awaitable<void> task_registry::async_complete(std::string id, answe
             }
         }
         e.input_requests.clear();
+        e.answers.clear();
         return true;
     };
     auto changed_entry = co_await async_change(id, store_outcome);
@@ -797,8 +833,10 @@ boost::asio::awaitable<answer_result> task_registry::async_update(std::string id
         }
         if (taken.empty())
             return false;
-        for (auto const& kv : taken)
+        for (auto const& kv : taken) {
             t.input_requests.erase(kv.key());
+            t.answers[kv.key()] = kv.value();
+        }
         if (t.input_requests.empty())
             t.view.status = task_status::working;
         return true;
@@ -837,6 +875,7 @@ boost::asio::awaitable<answer_result> task_registry::async_cancel(std::string id
         t.view.status = task_status::cancelled;
         t.view.status_message = "The task was cancelled by request.";
         t.input_requests.clear();
+        t.answers.clear();
         return true;
     };
     auto after = co_await async_change(id, mark_cancelled);

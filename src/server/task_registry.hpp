@@ -201,6 +201,11 @@ public:
     [[nodiscard]] std::shared_ptr<void> watch(std::string const& id, std::string owner, task_watcher w);
 
     [[nodiscard]] options const& settings() const noexcept { return options_; }
+    /// Whether other processes share the store.
+    [[nodiscard]] bool shared() const noexcept;
+    /// What tasks/update took for task `id` so far (task_entry::answers), whoever owns it; empty when it is
+    /// gone or the store cannot be reached (the running handler's next look tries again).
+    [[nodiscard]] boost::asio::awaitable<boost::json::object> async_stored_answers(std::string id);
 
 private:
     using store_failure = store::task_store::failure;
