@@ -478,9 +478,8 @@ TEST_F(SharedTasks, ALegacyTasksStatusReachesTheSessionsStreamOnAnotherProcess) 
     auto const id = task_id_of(created.at("task").as_object());
     ASSERT_EQ(id.size(), 32u) << made;
 
-    // What the handler on A does to the task is told on B's stream, to its end. (Read past the transcript:
-    // its closed check of 2025-11-25's TaskStatusNotification, an allOf of NotificationParams and Task,
-    // rejects every Task field; the notifications are checked open below, as the schema is.)
+    // What the handler on A does to the task is told on B's stream, to its end (each notification checked
+    // against the schema below).
     std::vector<json::value> heard;
     while (heard.empty() || !is_terminal(heard.back().at("params").as_object())) {
         auto const m = stream->next_message(10s);
