@@ -27,6 +27,8 @@ using clock = std::chrono::system_clock;
 
 // How long a waiter sleeps at most before it looks again (named: no temporary goes to a coroutine).
 constexpr std::chrono::steady_clock::duration recheck_every = std::chrono::seconds(1);
+// How often a process sharing its tasks looks whether those running here are still live in the store.
+constexpr std::chrono::seconds running_check_every{2};
 // How often a second promotion looks whether the first has settled (a store round trip or two).
 constexpr std::chrono::milliseconds promotion_settling{5};
 
@@ -213,8 +215,10 @@ task_link::async_task_inputs(std::vector<input_request> requests, boost::json::o
         bool const woken = co_await wake->async_wait_for(recheck_every);
         if (!woken && registry_->shared()) {
             auto const stored = co_await registry_->async_stored_answers(id);
-            if (!stored.empty())
-                deliver(stored);
+            if (!stored)
+                cancel(); // cancelled elsewhere, or expired: nothing will answer
+            else if (!stored->empty())
+                deliver(*stored);
         }
     }
     co_return results;
@@ -426,6 +430,8 @@ task_registry::async_create(std::shared_ptr<task_link> link, task_plan plan, pro
         known_[e.view.id] = known_task{e.owner, e.expires};
     }
     announce(e); // the others learn of the task, so their listens may watch it
+    if (store_->shared() && link)
+        watch_running(co_await asio::this_coro::executor);
     co_return e;
 }
 
@@ -433,16 +439,79 @@ bool task_registry::shared() const noexcept {
     return store_->shared();
 }
 
-boost::asio::awaitable<boost::json::object> task_registry::async_stored_answers(std::string id) {
+boost::asio::awaitable<std::optional<task_entry>> task_registry::async_running_record(std::string id) {
     auto const target = store_;
     store_call<std::optional<store::task_record>> const find = [target, id](auto done) {
         target->find(id, std::move(done));
     };
     auto found = co_await async_store(find);
+    if (!found) // out of reach: as good as running, until a look says otherwise
+        co_return task_entry{};
     std::optional<task_entry> e;
-    if (found && *found)
+    if (*found)
         e = from_record(**found);
-    co_return e ? std::move(e->answers) : boost::json::object{};
+    if (e && protocol::is_terminal(e->view.status))
+        e.reset();
+    co_return e;
+}
+
+boost::asio::awaitable<std::optional<boost::json::object>>
+task_registry::async_stored_answers(std::string id) {
+    auto e = co_await async_running_record(std::move(id));
+    if (!e)
+        co_return std::nullopt;
+    co_return std::move(e->answers);
+}
+
+void task_registry::watch_running(boost::asio::any_io_executor ex) {
+    {
+        std::lock_guard lock(mutex_);
+        if (watching_)
+            return;
+        watching_ = true;
+    }
+    std::weak_ptr<task_registry> weak = weak_from_this();
+    asio::co_spawn(ex, async_watch_running(std::move(weak)), asio::detached);
+}
+
+boost::asio::awaitable<void> task_registry::async_watch_running(std::weak_ptr<task_registry> weak) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+        timer.expires_after(running_check_every);
+        co_await timer.async_wait(asio::use_awaitable);
+        auto self = weak.lock();
+        if (!self)
+            co_return;
+        bool const more = co_await self->async_check_running();
+        if (!more)
+            co_return;
+    }
+}
+
+boost::asio::awaitable<bool> task_registry::async_check_running() {
+    // A task cancelled by another process whose announcement missed this one, or whose TTL elapsed, is no
+    // longer live in the store: its handler here hears a cancellation.
+    sweep();
+    std::vector<std::string> ids;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto it = running_.begin(); it != running_.end();)
+            it = it->second.link.expired() ? running_.erase(it) : std::next(it);
+        if (running_.empty()) {
+            watching_ = false;
+            co_return false;
+        }
+        for (auto const& kv : running_)
+            ids.push_back(kv.first);
+    }
+    for (auto const& id : ids) {
+        auto const copy = id;
+        auto const live = co_await async_running_record(copy);
+        if (!live)
+            if (auto link = running(id))
+                link->cancel();
+    }
+    co_return true;
 }
 
 std::shared_ptr<task_link> task_registry::running(std::string const& id) {
@@ -864,6 +933,8 @@ boost::asio::awaitable<answer_result> task_registry::async_cancel(std::string id
     if (!*e)
         co_return not_found(id);
     if (protocol::is_terminal((*e)->view.status)) {
+        if (auto link = running(id); link && (*e)->view.status == task_status::cancelled)
+            link->cancel(); // cancelled elsewhere, and this process had not heard
         // The extension acknowledges any known task (idempotent); 2025-11-25 refuses a finished one.
         if (era == protocol::era::modern)
             co_return method_answer{};

@@ -203,9 +203,11 @@ public:
     [[nodiscard]] options const& settings() const noexcept { return options_; }
     /// Whether other processes share the store.
     [[nodiscard]] bool shared() const noexcept;
-    /// What tasks/update took for task `id` so far (task_entry::answers), whoever owns it; empty when it is
-    /// gone or the store cannot be reached (the running handler's next look tries again).
-    [[nodiscard]] boost::asio::awaitable<boost::json::object> async_stored_answers(std::string id);
+    /// What tasks/update took for task `id` so far (task_entry::answers), whoever owns it; nullopt when the
+    /// task is no longer live (terminal or gone), empty when the store cannot be reached (the running
+    /// handler's next look tries again).
+    [[nodiscard]] boost::asio::awaitable<std::optional<boost::json::object>>
+    async_stored_answers(std::string id);
 
 private:
     using store_failure = store::task_store::failure;
@@ -240,6 +242,14 @@ private:
     async_change(std::string id, std::function<bool(task_entry&)> change);
 
     std::shared_ptr<task_link> running(std::string const& id);
+    // The task as the store has it while live (neither terminal nor gone); an empty entry when the store
+    // cannot be reached.
+    boost::asio::awaitable<std::optional<task_entry>> async_running_record(std::string id);
+    // A shared store: every couple of seconds while tasks run here, each is looked up, and a handler whose
+    // task is no longer live (cancelled elsewhere, expired) hears a cancellation.
+    void watch_running(boost::asio::any_io_executor ex);
+    static boost::asio::awaitable<void> async_watch_running(std::weak_ptr<task_registry> weak);
+    boost::asio::awaitable<bool> async_check_running();
     // A change made here: its effects in this process, and its announcement to the others.
     void changed(task_entry const& e);
     // A change, wherever it was made: a 2025-11-25 session hears it, watchers hear it, tasks/result wakes.
@@ -261,6 +271,7 @@ private:
     std::multimap<std::string, std::weak_ptr<wake_signal>, std::less<>> result_waiters_;
     std::multimap<std::string, watcher, std::less<>> watchers_;
     std::chrono::steady_clock::time_point swept_{};
+    bool watching_ = false; ///< async_watch_running is on
 };
 
 } // namespace duet::server::detail
