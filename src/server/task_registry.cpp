@@ -1,9 +1,13 @@
+// The registry's core (task_registry.hpp): making tasks, the changes a running handler writes, announcing
+// them between processes and applying what others announce, and the look a process sharing its tasks takes
+// at those running here. The tasks/* requests are answered in task_requests.cpp.
 #include "task_registry.hpp"
 
-#include <duet/log/log.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/protocol/shaping.hpp>
 #include <duet/store/memory.hpp>
+
+#include "task_store_calls.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
@@ -25,347 +29,16 @@ namespace asio = boost::asio;
 using protocol::task_status;
 using clock = std::chrono::system_clock;
 
-// How long a waiter sleeps at most before it looks again (named: no temporary goes to a coroutine).
-constexpr std::chrono::steady_clock::duration recheck_every = std::chrono::seconds(1);
 // How often a process sharing its tasks looks whether those running here are still live in the store.
 constexpr std::chrono::seconds running_check_every{2};
-// How often a second promotion looks whether the first has settled (a store round trip or two).
-constexpr std::chrono::milliseconds promotion_settling{5};
-
-boost::asio::awaitable<bool> wake_signal::async_wait_for(std::chrono::steady_clock::duration timeout) {
-    using namespace asio::experimental::awaitable_operators;
-    asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
-    auto woken = co_await (channel_.async_receive(asio::as_tuple(asio::use_awaitable)) ||
-                           timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-    co_return woken.index() == 0;
-}
-
-// ---- task_link
-// ---------------------------------------------------------------------------------------------
-
-task_link::task_link(std::shared_ptr<task_registry> registry, task_plan plan, protocol::era era,
-                     protocol::version version, std::weak_ptr<request_state> state,
-                     boost::asio::any_io_executor dispatcher)
-    : registry_(std::move(registry)), plan_(std::move(plan)), era_(era), version_(version),
-      state_(std::move(state)), dispatcher_(dispatcher), dispatcher_wake_(std::move(dispatcher)) {}
-
-boost::asio::awaitable<boost::system::result<void, jsonrpc::error_object>> task_link::async_promote() {
-    for (;;) { // the other side (dispatcher, handler) making it a task settles it for both
-        {
-            std::lock_guard lock(mutex_);
-            if (phase_ != phase::promoting)
-                break;
-        }
-        asio::steady_timer pause(co_await asio::this_coro::executor, promotion_settling);
-        co_await pause.async_wait(asio::use_awaitable);
-    }
-    {
-        std::lock_guard lock(mutex_);
-        if (phase_ != phase::request)
-            co_return boost::system::result<void, jsonrpc::error_object>{};
-        if (auto st = state_.lock(); st && st->cancelled.load())
-            co_return boost::system::result<void, jsonrpc::error_object>{}; // nobody will hear of the task
-        phase_ = phase::promoting; // the handler's end, or its rounds, wait for the outcome
-    }
-    // The task exists in the store before the request is answered with it, so a tasks/get right after
-    // finds it (SEP-2663 §Task Creation).
-    auto self = shared_from_this();
-    auto made = co_await registry_->async_create(self, plan_, era_, version_);
-    std::shared_ptr<wake_signal> wake;
-    std::optional<answer_result> ended;
-    {
-        std::lock_guard lock(mutex_);
-        wake = input_wake_;
-        if (made) {
-            phase_ = phase::task;
-            created_ = made->view;
-            if (auto st = state_.lock(); st && era_ == protocol::era::legacy)
-                st->detached = true; // its messages now go on the session's own stream
-            if (outcome_) {          // the handler ended meanwhile: the task stores its outcome
-                ended = std::move(outcome_);
-                outcome_.reset();
-            }
-        } else {
-            phase_ = outcome_ ? phase::answering : phase::request;
-        }
-    }
-    if (ended)
-        write({.what = task_write::kind::complete, .outcome = std::move(ended)});
-    if (!made || ended)
-        dispatcher_wake_.notify();
-    if (wake)
-        wake->notify(); // a handler waiting to commit to its rounds
-    if (!made)
-        co_return made.error();
-    co_return boost::system::result<void, jsonrpc::error_object>{};
-}
-
-std::optional<protocol::task_view> task_link::created() const {
-    std::lock_guard lock(mutex_);
-    return created_;
-}
-
-std::optional<answer_result> task_link::take_outcome() {
-    std::lock_guard lock(mutex_);
-    if (phase_ != phase::answering || !outcome_)
-        return std::nullopt;
-    auto out = std::move(outcome_);
-    outcome_.reset();
-    return out;
-}
-
-void task_link::start(boost::asio::any_io_executor handler) {
-    std::lock_guard lock(mutex_);
-    input_wake_ = std::make_shared<wake_signal>(std::move(handler));
-}
-
-void task_link::finish(answer_result outcome) {
-    std::unique_lock lock(mutex_);
-    switch (phase_) {
-    case phase::task:
-        lock.unlock();
-        write({.what = task_write::kind::complete, .outcome = std::move(outcome)});
-        return;
-    case phase::promoting:
-        outcome_ = std::move(outcome); // async_promote settles where it goes
-        return;
-    case phase::request:
-    case phase::answering:
-        phase_ = phase::answering;
-        outcome_ = std::move(outcome);
-        lock.unlock();
-        dispatcher_wake_.notify();
-        return;
-    }
-}
-
-std::optional<std::string> task_link::task_id() const {
-    std::lock_guard lock(mutex_);
-    if (!created_)
-        return std::nullopt;
-    return created_->id;
-}
-
-boost::asio::awaitable<bool> task_link::async_commit_to_rounds() {
-    for (;;) {
-        std::shared_ptr<wake_signal> wake;
-        {
-            std::lock_guard lock(mutex_);
-            if (phase_ == phase::task)
-                co_return false;
-            if (phase_ != phase::promoting) {
-                phase_ = phase::answering;
-                co_return true;
-            }
-            wake = input_wake_;
-        }
-        if (!wake)
-            wake = std::make_shared<wake_signal>(co_await asio::this_coro::executor);
-        (void)co_await wake->async_wait_for(recheck_every);
-    }
-}
-
-boost::asio::awaitable<std::vector<peer_result>>
-task_link::async_task_inputs(std::vector<input_request> requests, boost::json::object const& client_caps) {
-    std::vector<peer_result> results(
-        requests.size(), peer_failure{make_error_code(peer_errc::connection_closed), std::nullopt});
-    boost::json::object questions;
-    std::vector<std::size_t> waiting;
-    {
-        std::lock_guard lock(mutex_);
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            auto& r = requests[i];
-            if (auto c = protocol::capability_needed(r.method, r.params);
-                c && !protocol::declares(client_caps, *c)) {
-                results[i] = peer_failure{make_error_code(peer_errc::capability_missing), std::nullopt};
-                continue;
-            }
-            if (auto const* answer = answers_.if_contains(r.key)) {
-                results[i] = *answer;
-                continue;
-            }
-            boost::json::object ask{{"method", r.method}};
-            if (!r.params.is_null())
-                ask["params"] = r.params;
-            questions[r.key] = std::move(ask);
-            waiting.push_back(i);
-        }
-    }
-    if (waiting.empty())
-        co_return results;
-    write({.what = task_write::kind::ask, .questions = std::move(questions)});
-    auto const id = task_id().value_or("");
-    for (;;) {
-        std::shared_ptr<wake_signal> wake;
-        {
-            std::lock_guard lock(mutex_);
-            bool const all = std::all_of(waiting.begin(), waiting.end(),
-                                         [&](std::size_t i) { return answers_.contains(requests[i].key); });
-            if (all || cancelled_) {
-                for (auto i : waiting)
-                    if (auto const* answer = answers_.if_contains(requests[i].key))
-                        results[i] = *answer;
-                break;
-            }
-            wake = input_wake_;
-        }
-        // A wake may be missed only by a change that lands between the check and the wait: the second's
-        // timeout bounds that, as it bounds a task that expired while waiting. Answers another process took
-        // are announced; should the announcement miss this one, the task's record has them.
-        bool const woken = co_await wake->async_wait_for(recheck_every);
-        if (!woken && registry_->shared()) {
-            auto const stored = co_await registry_->async_stored_answers(id);
-            if (!stored)
-                cancel(); // cancelled elsewhere, or expired: nothing will answer
-            else if (!stored->empty())
-                deliver(*stored);
-        }
-    }
-    co_return results;
-}
-
-void task_link::note_status(std::string message) {
-    if (task_id())
-        write({.what = task_write::kind::message, .message = std::move(message)});
-}
-
-void task_link::note_waiting_for_client(bool waiting) {
-    if (task_id())
-        write({.what = task_write::kind::status,
-               .status = waiting ? task_status::input_required : task_status::working});
-}
-
-void task_link::write(task_write w) {
-    {
-        std::lock_guard lock(mutex_);
-        writes_.push_back(std::move(w));
-        if (writing_)
-            return;
-        writing_ = true;
-    }
-    // The request's state lives until its writes are done: a 2025-11-25 session hears the last of them
-    // through it, though the handler has ended.
-    auto self = shared_from_this();
-    auto state = state_.lock();
-    asio::co_spawn(dispatcher_, async_write_all(std::move(self), std::move(state)), asio::detached);
-}
-
-boost::asio::awaitable<void> task_link::async_write_all(std::shared_ptr<task_link> self,
-                                                        std::shared_ptr<request_state> /*kept alive*/) {
-    auto const id = self->task_id().value_or("");
-    for (;;) {
-        std::optional<task_write> next;
-        {
-            std::lock_guard lock(self->mutex_);
-            if (self->writes_.empty()) {
-                self->writing_ = false;
-                break;
-            }
-            next = std::move(self->writes_.front());
-            self->writes_.pop_front();
-        }
-        auto& w = *next;
-        switch (w.what) {
-        case task_write::kind::message:
-            co_await self->registry_->async_set_message(id, std::move(w.message));
-            break;
-        case task_write::kind::status:
-            co_await self->registry_->async_move(id, w.status);
-            break;
-        case task_write::kind::ask:
-            co_await self->registry_->async_ask(id, std::move(w.questions));
-            break;
-        case task_write::kind::complete:
-            co_await self->registry_->async_complete(id, std::move(*w.outcome));
-            break;
-        }
-    }
-}
-
-void task_link::deliver(boost::json::object const& answers) {
-    std::shared_ptr<wake_signal> wake;
-    {
-        std::lock_guard lock(mutex_);
-        for (auto const& kv : answers)
-            answers_[kv.key()] = kv.value();
-        wake = input_wake_;
-    }
-    if (wake)
-        wake->notify();
-}
-
-void task_link::cancel() {
-    std::shared_ptr<wake_signal> wake;
-    {
-        std::lock_guard lock(mutex_);
-        cancelled_ = true;
-        wake = input_wake_;
-    }
-    if (auto st = state_.lock())
-        st->cancelled = true;
-    if (wake)
-        wake->notify();
-}
-
-void task_link::changed(task_entry const& e) {
-    if (era_ != protocol::era::legacy)
-        return;
-    auto st = state_.lock();
-    auto host = st ? st->host.lock() : nullptr;
-    if (!host)
-        return;
-    // The status notification goes even after the handler saw a cancellation: it reports exactly that.
-    bool const was_cancelled = st->cancelled.exchange(false);
-    host->notify(*st, jsonrpc::notification{"notifications/tasks/status", protocol::task_json(e.view, era_)});
-    if (was_cancelled)
-        st->cancelled = true;
-}
-
-// ---- task_registry
-// -----------------------------------------------------------------------------------------
 
 namespace {
-
-protocol::error_object not_found(std::string_view id) {
-    return protocol::invalid_params("Invalid params: no task \"" + std::string(id) +
-                                    "\" (it never existed, belongs to another caller, or has expired)");
-}
-
-protocol::error_object store_failed(std::string const& why) {
-    log::write(log::event{.severity = log::level::error, .name = "task_store_failed", .message = why});
-    return protocol::internal_error();
-}
-
-template<class T>
-using store_result = boost::system::result<T, store::task_store::failure>;
-
-// Runs one store operation (`start` hands it the callback) and resumes the awaiting coroutine on its own
-// executor with the answer: a shared store answers on a thread of its own. Not a coroutine itself, so that
-// nothing it is given lives in a frame GCC 12 might destroy twice.
-template<class T>
-using store_call = std::function<void(std::function<void(store_result<T>)>)>;
-
-template<class T>
-boost::asio::awaitable<store_result<T>> async_store(store_call<T> start) {
-    return asio::async_initiate<decltype(asio::use_awaitable), void(store_result<T>)>(
-        [](auto handler, store_call<T> begin) {
-            auto const ex = asio::get_associated_executor(handler);
-            auto held = std::make_shared<decltype(handler)>(std::move(handler));
-            begin([ex, held](store_result<T> answer) {
-                asio::post(ex, [held, answer = std::move(answer)]() mutable {
-                    std::move (*held)(std::move(answer));
-                });
-            });
-        },
-        asio::use_awaitable, std::move(start));
-}
 
 std::int64_t ms_since_epoch(clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 } // namespace
-
 task_registry::task_registry(options o)
     : options_(std::move(o)), store_(options_.store ? options_.store : store::make_memory_task_store()),
       origin_(store::new_task_id()) {}
@@ -418,7 +91,7 @@ task_registry::async_create(std::shared_ptr<task_link> link, task_plan plan, pro
     };
     auto made = co_await async_store(create);
     if (!made)
-        co_return store_failed(made.error());
+        co_return task_store_failed(made.error());
     if (*made != store::task_store::created::ok)
         co_return protocol::make_error(protocol::errc::internal_error,
                                        "Internal error: this caller already holds " + std::to_string(most) +
@@ -533,7 +206,7 @@ task_registry::async_find(std::string id, std::string owner) {
     };
     auto found = co_await async_store(find);
     if (!found)
-        co_return store_failed(found.error());
+        co_return task_store_failed(found.error());
     std::optional<task_entry> entry;
     if (*found && (*found)->owner == owner)
         entry = from_record(**found);
@@ -561,7 +234,7 @@ task_registry::async_find(std::string id, std::string owner) {
     }
     auto again = co_await async_store(find); // another reader failed it first
     if (!again)
-        co_return store_failed(again.error());
+        co_return task_store_failed(again.error());
     entry.reset();
     if (*again && (*again)->owner == owner)
         entry = from_record(**again);
@@ -587,7 +260,7 @@ task_registry::async_change(std::string id, std::function<bool(task_entry&)> cha
     };
     auto changed_record = co_await async_store(update);
     if (!changed_record)
-        co_return store_failed(changed_record.error());
+        co_return task_store_failed(changed_record.error());
     std::optional<task_entry> entry;
     if (*changed_record)
         entry = from_record(**changed_record);
@@ -786,75 +459,6 @@ boost::asio::awaitable<void> task_registry::async_ask(std::string id, boost::jso
         changed(**e);
 }
 
-boost::asio::awaitable<answer_result> task_registry::async_answer(protocol::method_id method,
-                                                                  boost::json::value params,
-                                                                  std::string owner, protocol::era era) {
-    using protocol::method_id;
-    owner = scoped(owner);
-    if (method == method_id::tasks_list)
-        co_return co_await async_list(std::move(params), std::move(owner));
-    auto read = protocol::task_id_param(params);
-    if (!read)
-        co_return read.error();
-    std::string id(*read);
-    switch (method) {
-    case method_id::tasks_get:
-        co_return co_await async_get(std::move(id), std::move(owner), era);
-    case method_id::tasks_update:
-        co_return co_await async_update(std::move(id), std::move(params), std::move(owner));
-    case method_id::tasks_cancel:
-        co_return co_await async_cancel(std::move(id), std::move(owner), era);
-    case method_id::tasks_result:
-        co_return co_await async_result(std::move(id), std::move(owner));
-    default:
-        co_return protocol::method_not_found(protocol::info(method).name, "not a tasks method");
-    }
-}
-
-std::string modern_task_owner(protocol::caller_identity const* c) {
-    if (c && c->token)
-        return "token:" + c->token->issuer + " " +
-               (c->token->subject.empty() ? "client " + c->token->client_id : c->token->subject);
-    if (c && !c->tls_subject.empty())
-        return "tls:" + c->tls_subject;
-    return {};
-}
-
-boost::json::object detailed_task(task_entry const& e) {
-    auto task = protocol::task_json(e.view, protocol::era::modern);
-    switch (e.view.status) {
-    case task_status::input_required:
-        task["inputRequests"] = e.input_requests;
-        break;
-    case task_status::completed:
-        task["result"] = e.result.value_or(boost::json::object{});
-        break;
-    case task_status::failed:
-        if (e.error) {
-            boost::json::object error{{"code", e.error->code}, {"message", e.error->message}};
-            if (!e.error->data.is_null())
-                error["data"] = e.error->data;
-            task["error"] = std::move(error);
-        }
-        break;
-    default:
-        break;
-    }
-    return task;
-}
-
-boost::asio::awaitable<answer_result> task_registry::async_get(std::string id, std::string owner,
-                                                               protocol::era era) {
-    auto e = co_await async_find(id, std::move(owner));
-    if (!e)
-        co_return e.error();
-    if (!*e)
-        co_return not_found(id);
-    if (era == protocol::era::modern)
-        co_return method_answer{detailed_task(**e), {}};
-    co_return method_answer{protocol::task_json((*e)->view, era), {}};
-}
-
 bool task_registry::known(std::string const& id, std::string const& owner) {
     std::lock_guard lock(mutex_);
     auto it = known_.find(id);
@@ -867,197 +471,6 @@ std::shared_ptr<void> task_registry::watch(std::string const& id, std::string ow
     watchers_.emplace(id, watcher{scoped(owner), held});
     return held;
 }
-
-boost::asio::awaitable<answer_result> task_registry::async_update(std::string id, boost::json::value params,
-                                                                  std::string owner) {
-    auto const* responses = params.get_object().if_contains("inputResponses");
-    if (!responses || !responses->is_object())
-        co_return protocol::invalid_params("Invalid params: inputResponses must be an object");
-    auto found = co_await async_find(id, owner);
-    if (!found)
-        co_return found.error();
-    if (!*found)
-        co_return not_found(id);
-    // Answers to what the task asks now are taken; any other key is ignored (SEP-2663 §Task Update
-    // Requests). A malformed answer refuses the whole update, so nothing is half applied.
-    boost::json::object taken;
-    std::optional<protocol::error_object> refused;
-    auto const& given = responses->get_object();
-    std::function<bool(task_entry&)> const take_answers = [&given, &taken, &refused](task_entry& t) {
-        taken.clear(); // the change may be tried again on a fresher record
-        refused.reset();
-        for (auto const& kv : given) {
-            auto const* asked = t.input_requests.if_contains(kv.key());
-            if (!asked)
-                continue;
-            auto const& method = asked->as_object().at("method").as_string();
-            if (!protocol::well_formed_input_response(method, kv.value())) {
-                refused =
-                    protocol::invalid_params("Invalid params: inputResponses[\"" + std::string(kv.key()) +
-                                                 "\"] is not a valid result of " + std::string(method),
-                                             boost::json::object{{"key", kv.key()}});
-                return false;
-            }
-            taken[kv.key()] = kv.value();
-        }
-        if (taken.empty())
-            return false;
-        for (auto const& kv : taken) {
-            t.input_requests.erase(kv.key());
-            t.answers[kv.key()] = kv.value();
-        }
-        if (t.input_requests.empty())
-            t.view.status = task_status::working;
-        return true;
-    };
-    auto e = co_await async_change(id, take_answers);
-    if (refused)
-        co_return *refused;
-    if (!e)
-        co_return e.error();
-    if (*e) {
-        if (auto link = running(id))
-            link->deliver(taken);
-        else
-            announce_answers(id, taken); // the process running the handler hears them
-        changed(**e);
-    }
-    co_return method_answer{};
-}
-
-boost::asio::awaitable<answer_result> task_registry::async_cancel(std::string id, std::string owner,
-                                                                  protocol::era era) {
-    auto e = co_await async_find(id, owner);
-    if (!e)
-        co_return e.error();
-    if (!*e)
-        co_return not_found(id);
-    if (protocol::is_terminal((*e)->view.status)) {
-        if (auto link = running(id); link && (*e)->view.status == task_status::cancelled)
-            link->cancel(); // cancelled elsewhere, and this process had not heard
-        // The extension acknowledges any known task (idempotent); 2025-11-25 refuses a finished one.
-        if (era == protocol::era::modern)
-            co_return method_answer{};
-        co_return protocol::invalid_params("Invalid params: task \"" + id + "\" is already " +
-                                           std::string(protocol::to_string((*e)->view.status)) +
-                                           " and cannot be cancelled");
-    }
-    std::function<bool(task_entry&)> const mark_cancelled = [](task_entry& t) {
-        t.view.status = task_status::cancelled;
-        t.view.status_message = "The task was cancelled by request.";
-        t.input_requests.clear();
-        t.answers.clear();
-        return true;
-    };
-    auto after = co_await async_change(id, mark_cancelled);
-    if (!after)
-        co_return after.error();
-    if (auto link = running(id))
-        link->cancel(); // elsewhere, the process running it hears the cancellation (apply)
-    std::optional<task_entry> now;
-    if (*after) {
-        now = std::move(**after);
-        changed(*now);
-    } else { // it ended between the two looks: what it ended as stands
-        auto again = co_await async_find(id, owner);
-        if (again && *again)
-            now = std::move(**again);
-    }
-    if (era == protocol::era::modern || !now)
-        co_return method_answer{};
-    co_return method_answer{protocol::task_json(now->view, era), {}};
-}
-
-boost::asio::awaitable<answer_result> task_registry::async_list(boost::json::value params,
-                                                                std::string owner) {
-    std::string after;
-    if (auto const* c = params.get_object().if_contains("cursor"); c && !c->is_null()) {
-        if (!c->is_string())
-            co_return protocol::invalid_params("Invalid params: cursor must be a string");
-        after = c->get_string();
-        bool const ours = after.size() == 32 && std::all_of(after.begin(), after.end(), [](char ch) {
-                              return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
-                          });
-        if (!after.empty() && !ours)
-            co_return protocol::invalid_params("Invalid params: invalid cursor",
-                                               boost::json::object{{"cursor", after}});
-    }
-    auto const target = store_;
-    auto const limit = options_.page_size;
-    store_call<store::task_store::page> const list = [target, owner, after, limit](auto done) {
-        target->list(owner, after, limit, std::move(done));
-    };
-    auto page = co_await async_store(list);
-    if (!page)
-        co_return store_failed(page.error());
-    boost::json::array out;
-    for (auto const& r : page->records) {
-        auto t = from_record(r);
-        if (t && t->orphaned) { // fails now, as a tasks/get of it would
-            auto const id = r.id;
-            auto fresh = co_await async_find(id, owner);
-            if (fresh && *fresh)
-                t = std::move(**fresh);
-        }
-        if (t)
-            out.push_back(protocol::task_json(t->view, protocol::era::legacy));
-    }
-    boost::json::object result{{"tasks", std::move(out)}};
-    if (page->more && !page->records.empty())
-        result["nextCursor"] = page->records.back().id; // ids are opaque and ordered: the last one shown
-    co_return method_answer{std::move(result), {}};
-}
-
-std::optional<answer_result> task_registry::finished(task_entry const& e) const {
-    if (!protocol::is_terminal(e.view.status))
-        return std::nullopt;
-    if (e.error)
-        return *e.error;
-    if (!e.result)
-        return protocol::invalid_params("Invalid params: task \"" + e.view.id +
-                                        "\" was cancelled; it has no result");
-    auto result = *e.result;
-    auto& meta = result["_meta"];
-    if (!meta.is_object())
-        meta = boost::json::object{};
-    meta.get_object()[protocol::related_task_key] = boost::json::object{{"taskId", e.view.id}};
-    return method_answer{std::move(result), {}};
-}
-
-boost::asio::awaitable<answer_result> task_registry::async_result(std::string id, std::string owner) {
-    auto wake = std::make_shared<wake_signal>(co_await asio::this_coro::executor);
-    {
-        std::lock_guard lock(mutex_);
-        result_waiters_.emplace(id, wake);
-    }
-    answer_result outcome = protocol::internal_error();
-    for (;;) {
-        auto e = co_await async_find(id, owner);
-        if (!e) {
-            outcome = e.error();
-            break;
-        }
-        if (!*e) {
-            outcome = not_found(id);
-            break;
-        }
-        if (auto done = finished(**e)) {
-            outcome = std::move(*done);
-            break;
-        }
-        // A wake lost between the look and the wait, or an expiry, is caught by the next look.
-        (void)co_await wake->async_wait_for(recheck_every);
-    }
-    {
-        std::lock_guard lock(mutex_);
-        auto [first, last] = result_waiters_.equal_range(id);
-        for (auto it = first; it != last;)
-            it =
-                it->second.expired() || it->second.lock() == wake ? result_waiters_.erase(it) : std::next(it);
-    }
-    co_return outcome;
-}
-
 void task_registry::sweep() {
     // Tasks whose TTL elapsed while their handler runs here: the handler hears a cancellation. The store
     // forgets the records itself.
