@@ -74,13 +74,14 @@ std::optional<jsonrpc::message> listen_registry::open(jsonrpc::request const& r,
         if (!tasks.declares_extension)
             return refusal(r.id, protocol::missing_required_client_capability(
                                      protocol::requirement(protocol::client_capability::tasks)));
-        // Only the caller's own, live tasks are watched; others are left out of the acknowledgement, as if
-        // they did not exist (a task id never reveals another caller's task).
+        // Only the caller's own, live tasks are watched (with a shared store, also ids not heard of yet,
+        // whose changes come only if they are the caller's); others are left out of the acknowledgement, as
+        // if they did not exist (a task id never reveals another caller's task).
         boost::json::array watched;
         auto& registry = server_.tasks();
         for (auto const& v : ids->get_array()) {
             std::string id(v.get_string());
-            if (!caps.tasks || !registry.known(id, tasks.owner))
+            if (!caps.tasks || !registry.may_watch(id, tasks.owner))
                 continue;
             l.task_watches.push_back(
                 registry.watch(id, tasks.owner,

@@ -459,10 +459,16 @@ boost::asio::awaitable<void> task_registry::async_ask(std::string id, boost::jso
         changed(**e);
 }
 
-bool task_registry::known(std::string const& id, std::string const& owner) {
+bool task_registry::may_watch(std::string const& id, std::string const& owner) {
     std::lock_guard lock(mutex_);
-    auto it = known_.find(id);
-    return it != known_.end() && it->second.owner == scoped(owner) && it->second.expires > clock::now();
+    if (auto it = known_.find(id); it != known_.end())
+        return it->second.owner == scoped(owner) && it->second.expires > clock::now();
+    // With a shared store, another process may have made it a moment ago, its announcement still on the
+    // way: the id is taken, and its changes reach the listen only if they are the caller's (watch).
+    bool const ours = id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
+                          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                      });
+    return store_->shared() && ours;
 }
 
 std::shared_ptr<void> task_registry::watch(std::string const& id, std::string owner, task_watcher w) {

@@ -81,9 +81,11 @@ public:
     [[nodiscard]] boost::asio::awaitable<answer_result>
     async_answer(protocol::method_id method, boost::json::value params, std::string owner, protocol::era era);
 
-    /// Whether `owner` has a live task by that id, as far as this process has heard (every task made or
-    /// changed here, and, with a shared store, every one announced since this process started).
-    [[nodiscard]] bool known(std::string const& id, std::string const& owner);
+    /// Whether a listen of `owner` may watch task `id`: its live task, as far as this process has heard
+    /// (every task made or changed here, and, with a shared store, every one announced since this process
+    /// started); with a shared store also any well-formed id not heard of yet (its creation may still be on
+    /// the way), whose changes then reach the listen only if they are `owner`'s.
+    [[nodiscard]] bool may_watch(std::string const& id, std::string const& owner);
     /// Calls `w` with the task as tasks/get shows it (the extension's DetailedTask) after each change of
     /// `owner`'s modern task `id`, wherever it changed, for as long as the returned token lives.
     using task_watcher = std::function<void(boost::json::object const& detailed)>;
