@@ -1,7 +1,8 @@
-// Tasks through `duet gateway`, bridged between the protocol eras (src/gateway/upstream_backend.cpp): an
-// upstream tools/call answered with a task is followed by the gateway to its end, and the downstream request
-// becomes a task of the gateway's own, in the shape of the downstream client's era; with --task-after a call
-// still running upstream becomes a gateway task of its own, the gateway holding the upstream call.
+// Tasks through `duet gateway`, bridged between the protocol eras (src/gateway/upstream_tasks.cpp,
+// upstream_call.cpp and upstream_handler.cpp): an upstream tools/call answered with a task is followed by the
+// gateway to its end, and the downstream request becomes a task of the gateway's own, in the shape of the
+// downstream client's era; with --task-after a call still running upstream becomes a gateway task of its own,
+// the gateway holding the upstream call.
 //
 // Upstreams: the conformance fixture server (duet-conformance-server: slow_compute becomes a task after
 // 200 ms, failing_job requires a task, confirm_delete asks a question), restricted to one era; the demo
