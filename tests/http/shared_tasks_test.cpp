@@ -102,6 +102,21 @@ json::value answer_to(reply const& r, json::value const& id) {
     return json::object{};
 }
 
+/// A 2025-11-25 session's long_job of `seconds`, asked as a task (request 2): the CreateTaskResult's task, or
+/// a test failure and an empty object.
+json::object legacy_long_job_task(mcp_http& session, int seconds) {
+    auto params = call_params("long_job", {{"seconds", seconds}});
+    params["task"] = {{"ttl", 60000}};
+    auto const made = answer_to(session.post(legacy_request(2, "tools/call", params)), 2);
+    auto const created = result_of(made);
+    auto const* task = created.if_contains("task");
+    if (!task || !task->is_object()) {
+        ADD_FAILURE() << "not a task: " << made;
+        return {};
+    }
+    return task->get_object();
+}
+
 /// A modern client of one process declaring the tasks extension: numbered requests, Mcp-Name set to the task
 /// id on the tasks methods (the extension's routing header).
 class modern_caller {
@@ -425,14 +440,10 @@ TEST_F(SharedTasks, ALegacyTaskIsFetchedThroughAnotherProcess) {
     mcp_http on_a(a().ep());
     on_a.initialize(legacy_version, legacy_task_caps());
     mcp_http on_b(b().ep(), on_a); // the same session, served by B from Redis
-    auto params = call_params("long_job", {{"seconds", 2}});
-    params["task"] = {{"ttl", 60000}};
-    auto const made = answer_to(on_a.post(legacy_request(2, "tools/call", params)), 2);
-    auto const created = result_of(made);
-    ASSERT_TRUE(created.contains("task") && created.at("task").is_object()) << made;
-    auto const id = task_id_of(created.at("task").as_object());
-    ASSERT_EQ(id.size(), 32u) << made;
-    EXPECT_EQ(status_of(created.at("task").as_object()), "working") << made;
+    auto const task = legacy_long_job_task(on_a, 2);
+    auto const id = task_id_of(task);
+    ASSERT_EQ(id.size(), 32u) << json::value(task);
+    EXPECT_EQ(status_of(task), "working") << json::value(task);
 
     // tasks/result on B waits for the handler on A to end.
     auto const started = steady::now();
@@ -470,13 +481,9 @@ TEST_F(SharedTasks, ALegacyTasksStatusReachesTheSessionsStreamOnAnotherProcess) 
     mcp_http on_b(b().ep(), on_a);
     auto stream = on_b.open_spec(stream_spec(on_b)); // the session's GET stream, held by B
     ASSERT_EQ(stream->status(), 200u);
-    auto params = call_params("long_job", {{"seconds", 2}});
-    params["task"] = {{"ttl", 60000}};
-    auto const made = answer_to(on_a.post(legacy_request(2, "tools/call", params)), 2);
-    auto const created = result_of(made);
-    ASSERT_TRUE(created.contains("task") && created.at("task").is_object()) << made;
-    auto const id = task_id_of(created.at("task").as_object());
-    ASSERT_EQ(id.size(), 32u) << made;
+    auto const task = legacy_long_job_task(on_a, 2);
+    auto const id = task_id_of(task);
+    ASSERT_EQ(id.size(), 32u) << json::value(task);
 
     // What the handler on A does to the task is told on B's stream, to its end (each notification checked
     // against the schema below).
@@ -505,13 +512,9 @@ TEST_F(SharedTasks, ALegacyCancellationThroughAnotherProcessAnswersTheWaiterOnTh
     mcp_http on_a(a().ep());
     on_a.initialize(legacy_version, legacy_task_caps());
     mcp_http on_b(b().ep(), on_a);
-    auto params = call_params("long_job", {{"seconds", 30}});
-    params["task"] = {{"ttl", 60000}};
-    auto const made = answer_to(on_a.post(legacy_request(2, "tools/call", params)), 2);
-    auto const created = result_of(made);
-    ASSERT_TRUE(created.contains("task") && created.at("task").is_object()) << made;
-    auto const id = task_id_of(created.at("task").as_object());
-    ASSERT_EQ(id.size(), 32u) << made;
+    auto const task = legacy_long_job_task(on_a, 30);
+    auto const id = task_id_of(task);
+    ASSERT_EQ(id.size(), 32u) << json::value(task);
 
     // A tasks/result waiting on A, the process running the handler (its answer, head and all, comes when the
     // task ends); cancelled through B once it had time to start waiting.
@@ -542,13 +545,9 @@ TEST_F(SharedTasks, ALegacyCancellationThroughAnotherProcessAnswersTheWaiterOnTh
 TEST_F(SharedTasks, AnotherCallerCannotSeeTheTaskOnAnyProcess) {
     mcp_http owner_on_a(a().ep());
     owner_on_a.initialize(legacy_version, legacy_task_caps());
-    auto params = call_params("long_job", {{"seconds", 3}});
-    params["task"] = {{"ttl", 60000}};
-    auto const made = answer_to(owner_on_a.post(legacy_request(2, "tools/call", params)), 2);
-    auto const created = result_of(made);
-    ASSERT_TRUE(created.contains("task") && created.at("task").is_object()) << made;
-    auto const id = task_id_of(created.at("task").as_object());
-    ASSERT_EQ(id.size(), 32u) << made;
+    auto const task = legacy_long_job_task(owner_on_a, 3);
+    auto const id = task_id_of(task);
+    ASSERT_EQ(id.size(), 32u) << json::value(task);
     // The owner reaches it through either process.
     mcp_http owner_on_b(b().ep(), owner_on_a);
     auto const own = answer_to(owner_on_b.post(legacy_request(3, "tasks/get", {{"taskId", id}})), 3);
