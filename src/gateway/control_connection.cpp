@@ -57,7 +57,7 @@ awaitable<client::result<void>> control_connection::async_meet(std::shared_ptr<c
     auto& profile = *self->profile_;
     profile.era = (*c)->era();
     profile.version = (*c)->version();
-    profile.caps = capabilities_from_json((*c)->server_capabilities());
+    profile.caps = protocol::server_capabilities::from_json((*c)->server_capabilities());
     // Downstream clients get tasks where the upstream makes them, or where the gateway holds long calls.
     profile.upstream_tasks = profile.caps.tasks;
     profile.caps.tasks = profile.caps.tasks || profile.options.task_after.has_value();

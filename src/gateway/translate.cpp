@@ -14,53 +14,12 @@ namespace json = boost::json;
 
 namespace {
 
-json::object const* object_at(json::object const& o, std::string_view key) {
-    auto const* v = o.if_contains(key);
-    return v ? v->if_object() : nullptr;
-}
-
-bool flag(json::object const* o, std::string_view key) {
-    auto const* v = o ? o->if_contains(key) : nullptr;
-    return v && v->is_bool() && v->get_bool();
-}
-
 std::string text_at(json::object const& o, std::string_view key) {
     auto const* v = o.if_contains(key);
     return v && v->is_string() ? std::string(v->get_string()) : std::string{};
 }
 
 } // namespace
-
-protocol::server_capabilities capabilities_from_json(json::object const& caps) {
-    protocol::server_capabilities c;
-    if (auto const* tools = object_at(caps, "tools")) {
-        c.tools = true;
-        c.tools_list_changed = flag(tools, "listChanged");
-    }
-    if (auto const* resources = object_at(caps, "resources")) {
-        c.resources = true;
-        c.resources_list_changed = flag(resources, "listChanged");
-        c.resources_subscribe = flag(resources, "subscribe");
-    }
-    if (auto const* prompts = object_at(caps, "prompts")) {
-        c.prompts = true;
-        c.prompts_list_changed = flag(prompts, "listChanged");
-    }
-    c.completions = object_at(caps, "completions") != nullptr;
-    c.logging = object_at(caps, "logging") != nullptr;
-    if (auto const* e = object_at(caps, "experimental"))
-        c.experimental = *e;
-    if (auto const* e = object_at(caps, "extensions"))
-        c.extensions = *e;
-    // Tasks, in either era's spelling: 2025-11-25's task-augmented tools/call, or the modern extension
-    // (written again from `tasks` by to_json, so it is taken out of the passed-through extensions).
-    auto const* legacy_tasks = object_at(caps, "tasks");
-    auto const* requests = legacy_tasks ? object_at(*legacy_tasks, "requests") : nullptr;
-    auto const* tools_requests = requests ? object_at(*requests, "tools") : nullptr;
-    bool const extension = c.extensions.erase(protocol::tasks_extension) > 0;
-    c.tasks = extension || (tools_requests && object_at(*tools_requests, "call"));
-    return c;
-}
 
 server::implementation_info implementation_from_json(json::object const& info) {
     server::implementation_info i;

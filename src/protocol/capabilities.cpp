@@ -1,4 +1,5 @@
 #include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/server_changes.hpp>
 #include <duet/protocol/tasks.hpp>
 
 namespace duet::protocol {
@@ -63,6 +64,35 @@ boost::json::object server_capabilities::to_json(version v) const {
             ext[tasks_extension] = boost::json::object{};
     }
     return o;
+}
+
+server_capabilities server_capabilities::from_json(boost::json::object const& caps) {
+    auto const object_member = [](boost::json::object const& o,
+                                  std::string_view key) -> boost::json::object const* {
+        auto const* v = o.if_contains(key);
+        return v && v->is_object() ? &v->get_object() : nullptr;
+    };
+    server_capabilities c;
+    for (auto const& row : change_table()) {
+        auto const* cap = object_member(caps, row.capability_key);
+        if (!cap)
+            continue;
+        c.*row.offered = true;
+        auto const* flag = cap->if_contains(row.capability_flag);
+        c.*row.advertised = flag && flag->is_bool() && flag->get_bool();
+    }
+    c.completions = object_member(caps, "completions") != nullptr;
+    c.logging = object_member(caps, "logging") != nullptr;
+    if (auto const* e = object_member(caps, "experimental"))
+        c.experimental = *e;
+    if (auto const* e = object_member(caps, "extensions"))
+        c.extensions = *e;
+    auto const* legacy_tasks = object_member(caps, "tasks");
+    auto const* requests = legacy_tasks ? object_member(*legacy_tasks, "requests") : nullptr;
+    auto const* tools_requests = requests ? object_member(*requests, "tools") : nullptr;
+    bool const extension = c.extensions.erase(tasks_extension) > 0;
+    c.tasks = extension || (tools_requests && object_member(*tools_requests, "call"));
+    return c;
 }
 
 bool declares(boost::json::object const& client_caps, client_capability c) noexcept {

@@ -14,19 +14,23 @@ constexpr std::array<method_id, 1> prompts_lists{prompts_list};
 constexpr std::array<method_id, 2> resources_lists{resources_list, resources_templates_list};
 constexpr std::array<method_id, 1> resource_reads{resources_read};
 
-// what, notification, stale, listen flag, advertised
+// what, notification, stale, listen flag, advertised, and where it sits in ServerCapabilities
 constexpr std::array<change_info, 4> table{{
     {server_change::tools_changed, notification_tools_list_changed, tools_lists, "toolsListChanged",
-     &server_capabilities::tools_list_changed},
+     &server_capabilities::tools_list_changed, "tools", "listChanged", &server_capabilities::tools},
     {server_change::prompts_changed, notification_prompts_list_changed, prompts_lists, "promptsListChanged",
-     &server_capabilities::prompts_list_changed},
+     &server_capabilities::prompts_list_changed, "prompts", "listChanged", &server_capabilities::prompts},
     {server_change::resources_changed, notification_resources_list_changed, resources_lists,
-     "resourcesListChanged", &server_capabilities::resources_list_changed},
+     "resourcesListChanged", &server_capabilities::resources_list_changed, "resources", "listChanged",
+     &server_capabilities::resources},
     {server_change::resource_updated,
      notification_resources_updated,
      resource_reads,
      {},
-     &server_capabilities::resources_subscribe},
+     &server_capabilities::resources_subscribe,
+     "resources",
+     "subscribe",
+     &server_capabilities::resources},
 }};
 
 constexpr bool table_in_change_order() {

@@ -1,11 +1,12 @@
 /// @file duet/gateway/translate.hpp
 ///
 /// The gateway's pure translations between a downstream request and its upstream: what an upstream says about
-/// itself (InitializeResult or DiscoverResult) as a server's description, the params a forwarded request
+/// itself (InitializeResult or DiscoverResult: its capabilities are protocol::server_capabilities::from_json)
+/// as a server's description, the params a forwarded request
 /// carries upstream (the downstream's envelope and input-round fields belong to the gateway), a result's own
 /// cache hints, and an upstream's error as the downstream's.
 ///
-///     auto caps = capabilities_from_json(init.at("capabilities").as_object());
+///     auto info = implementation_from_json(init.at("serverInfo").as_object());
 ///     auto up = upstream_params(method_id::tools_call, params, /*lenient_args=*/false);  // or -32602
 #pragma once
 
@@ -23,10 +24,6 @@
 #include <string_view>
 
 namespace duet::gateway {
-
-/// A ServerCapabilities object (of any version) as the capabilities a server advertises. Unknown members
-/// are ignored; `experimental` and `extensions` pass through.
-[[nodiscard]] protocol::server_capabilities capabilities_from_json(boost::json::object const& caps);
 
 /// An Implementation object (serverInfo) as a server's description; missing name/version become "unknown".
 [[nodiscard]] server::implementation_info implementation_from_json(boost::json::object const& info);

@@ -53,6 +53,10 @@ struct server_capabilities {
     [[nodiscard]] bool advertises(capability c) const noexcept;
     /// The ServerCapabilities object as version `v` defines it.
     [[nodiscard]] boost::json::object to_json(version v) const;
+    /// What a server advertised (its initialize result, or server/discover): tasks in either era's spelling
+    /// (2025-11-25's task-augmented tools/call, or the extension, then taken out of `extensions`, since
+    /// to_json writes it again from `tasks`); a malformed member advertises nothing.
+    [[nodiscard]] static server_capabilities from_json(boost::json::object const& caps);
 };
 
 /// A client capability a handler may need on this request.

@@ -37,6 +37,11 @@ struct change_info {
     std::string_view listen_flag;
     /// The capability flag a server offers it with (listChanged, or subscribe for resource_updated).
     bool server_capabilities::*advertised;
+    /// Where that flag sits in ServerCapabilities: the capability's member ("tools") and the flag's name in
+    /// it ("listChanged"), and the capability itself (offered is true wherever advertised is).
+    std::string_view capability_key;
+    std::string_view capability_flag;
+    bool server_capabilities::*offered;
 
     [[nodiscard]] constexpr bool is_list_change() const noexcept { return !listen_flag.empty(); }
 };

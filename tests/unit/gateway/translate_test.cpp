@@ -14,7 +14,6 @@ namespace {
 
 namespace json = boost::json;
 namespace protocol = duet::protocol;
-using duet::gateway::capabilities_from_json;
 using duet::gateway::implementation_from_json;
 using duet::gateway::respell_not_found;
 using duet::gateway::take_result_hints;
@@ -23,26 +22,6 @@ using protocol::method_id;
 
 json::object obj(char const* text) {
     return json::parse(text).as_object();
-}
-
-TEST(GatewayCapabilities, EveryAdvertisedCapabilityIsKept) {
-    auto const c = capabilities_from_json(obj(R"({"tools":{"listChanged":true},"resources":{"subscribe":true},
-        "prompts":{},"logging":{},"completions":{},"experimental":{"x":{}},"extensions":{"e":{}}})"));
-    EXPECT_TRUE(c.tools && c.tools_list_changed);
-    EXPECT_TRUE(c.resources && c.resources_subscribe && !c.resources_list_changed);
-    EXPECT_TRUE(c.prompts && !c.prompts_list_changed);
-    EXPECT_TRUE(c.logging && c.completions);
-    EXPECT_EQ(c.experimental, obj(R"({"x":{}})"));
-    EXPECT_EQ(c.extensions, obj(R"({"e":{}})"));
-}
-
-TEST(GatewayCapabilities, MalformedMembersAdvertiseNothing) {
-    auto const c =
-        capabilities_from_json(obj(R"({"tools":true,"resources":{"subscribe":"yes"},"logging":null})"));
-    EXPECT_FALSE(c.tools);
-    EXPECT_TRUE(c.resources);
-    EXPECT_FALSE(c.resources_subscribe);
-    EXPECT_FALSE(c.logging);
 }
 
 TEST(GatewayImplementation, UpstreamInfoBecomesTheServersAndGapsAreNamed) {

@@ -6,7 +6,9 @@
 // (`elicitation:
 // {}` is form mode only; -32021 `requiredCapabilities` is an object).
 #include <duet/protocol/capabilities.hpp>
+#include <duet/protocol/server_changes.hpp>
 
+#include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
@@ -214,6 +216,60 @@ TEST(Capabilities, CapabilityNeededByEachServerToClientRequest) {
          }) {
         EXPECT_EQ(capability_needed(method, json::parse(params)), expected) << method << " " << params;
     }
+}
+
+json::object parsed(char const* text) {
+    return json::parse(text).as_object();
+}
+
+TEST(ServerCapabilitiesFromJson, EveryAdvertisedCapabilityIsKept) {
+    auto const c =
+        server_capabilities::from_json(parsed(R"({"tools":{"listChanged":true},"resources":{"subscribe":true},
+        "prompts":{},"logging":{},"completions":{},"experimental":{"x":{}},"extensions":{"e":{}}})"));
+    EXPECT_TRUE(c.tools && c.tools_list_changed);
+    EXPECT_TRUE(c.resources && c.resources_subscribe && !c.resources_list_changed);
+    EXPECT_TRUE(c.prompts && !c.prompts_list_changed);
+    EXPECT_TRUE(c.logging && c.completions);
+    EXPECT_EQ(c.experimental, parsed(R"({"x":{}})"));
+    EXPECT_EQ(c.extensions, parsed(R"({"e":{}})"));
+}
+
+TEST(ServerCapabilitiesFromJson, MalformedMembersAdvertiseNothing) {
+    auto const c = server_capabilities::from_json(
+        parsed(R"({"tools":true,"resources":{"subscribe":"yes"},"logging":null})"));
+    EXPECT_FALSE(c.tools);
+    EXPECT_TRUE(c.resources);
+    EXPECT_FALSE(c.resources_subscribe);
+    EXPECT_FALSE(c.logging);
+}
+
+// Each change row's flag, written by to_json, is read back by from_json, and no other flag with it.
+TEST(ServerCapabilitiesFromJson, ReadsBackEveryChangeFlagToJsonWrites) {
+    for (auto const& row : change_table()) {
+        server_capabilities written;
+        written.*row.offered = true;
+        written.*row.advertised = true;
+        auto const read = server_capabilities::from_json(written.to_json(version::v2026_07_28));
+        EXPECT_TRUE(read.*row.offered) << row.capability_key;
+        EXPECT_TRUE(read.*row.advertised) << row.capability_key << '.' << row.capability_flag;
+        for (auto const& other : change_table()) {
+            if (other.advertised != row.advertised) {
+                EXPECT_FALSE(read.*other.advertised) << other.capability_key << '.' << other.capability_flag;
+            }
+        }
+    }
+}
+
+// Tasks in either era's spelling; the extension is taken out of the passed-through extensions.
+TEST(ServerCapabilitiesFromJson, ReadsTasksInEitherErasSpelling) {
+    auto const legacy = server_capabilities::from_json(
+        parsed(R"({"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}})"));
+    EXPECT_TRUE(legacy.tasks);
+    auto const modern = server_capabilities::from_json(
+        parsed(R"({"extensions":{"io.modelcontextprotocol/tasks":{},"other":{}}})"));
+    EXPECT_TRUE(modern.tasks);
+    EXPECT_EQ(modern.extensions, parsed(R"({"other":{}})"));
+    EXPECT_FALSE(server_capabilities::from_json(parsed(R"({"tasks":{"list":{}}})")).tasks);
 }
 
 } // namespace
