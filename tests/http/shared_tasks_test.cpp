@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -395,6 +396,32 @@ TEST_F(SharedTasks, ACancellationTakenByAnotherProcessStopsTheHandler) {
         EXPECT_EQ(status_message_of(now), status_message_of(cancelled_on_a)) << json::value(now);
     }
     on_a.http().expect_schema_valid();
+    on_b.http().expect_schema_valid();
+}
+
+// The process running a task is killed: nothing will finish the task, so B's next read fails it (once A's
+// liveness in Redis has lapsed, 3 s) with an error saying so, rather than showing it working until its TTL;
+// and it stays failed.
+TEST_F(SharedTasks, ATaskWhoseProcessWasKilledFailsAtItsNextRead) {
+    modern_caller on_a(a().ep()), on_b(b().ep());
+    auto const id = task_id_of(on_a.start_long_job({{"seconds", 30}}));
+    ASSERT_FALSE(id.empty());
+    EXPECT_EQ(status_of(on_b.get(id)), "working");
+    a().signal(SIGKILL); // reaped by the fixture's end
+
+    auto const seen = on_b.poll(id, is_terminal, 10s);
+    auto const& last = seen.back();
+    ASSERT_EQ(status_of(last), "failed") << json::value(last);
+    auto const* error = last.if_contains("error");
+    ASSERT_TRUE(error && error->is_object()) << json::value(last);
+    EXPECT_EQ(error->as_object().at("code"), -32603) << json::value(last);
+    auto const* message = error->as_object().if_contains("message");
+    ASSERT_TRUE(message && message->is_string()) << json::value(last);
+    EXPECT_NE(std::string_view(message->get_string()).find("process running this task ended"),
+              std::string_view::npos)
+        << json::value(last);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(status_of(on_b.get(id)), "failed");
     on_b.http().expect_schema_valid();
 }
 
