@@ -4,6 +4,10 @@
 // requests waiting for answers, and the routing of everything the server sends (answers by id, progress by
 // token, listen notifications by subscription id, legacy server-to-client requests to the input handlers,
 // change notifications to the cache and listeners).
+//
+// Its members are defined by side: client_impl.cpp sets the session up and connects it, client_sending.cpp
+// sends requests and waits for their answers, client_receiving.cpp routes what the server sends, tasks.cpp
+// follows tasks.
 #pragma once
 
 #include <duet/client/client.hpp>
@@ -18,9 +22,34 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace duet::client {
+
+namespace detail {
+
+// Shared by the impl's three files (client_impl.cpp, client_sending.cpp, client_receiving.cpp).
+
+/// A progress token as a key: strings and integers never mistaken for each other ("" for any other value).
+inline std::string token_key(boost::json::value const& token) {
+    if (token.is_string())
+        return "s:" + std::string(token.get_string());
+    if (token.is_int64())
+        return "i:" + std::to_string(token.get_int64());
+    if (token.is_uint64())
+        return "i:" + std::to_string(token.get_uint64());
+    return {};
+}
+
+/// The object at `key`, or null when there is none or it is not an object.
+inline boost::json::object const* object_at(boost::json::object const& o, std::string_view key) {
+    auto const* v = o.if_contains(key);
+    return v ? v->if_object() : nullptr;
+}
+
+} // namespace detail
 
 /// A method name and its row of the method table, null for a name MCP does not define (async_request sends
 /// any). A view without a destructor: coroutines take it by value, and a method_id converts to it at the call

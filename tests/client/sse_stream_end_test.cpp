@@ -1,4 +1,4 @@
-// A POST answered on an SSE stream (legacy HTTP, src/client/http_transport.cpp read_sse): the answer is
+// A POST answered on an SSE stream (legacy HTTP, src/client/http_answers.cpp async_read_sse): the answer is
 // delivered as its event arrives; the stream's end, which a server often writes apart from the event (Node's
 // res.end() after res.write()), is read for up to a second more so that the connection serves the next POST,
 // and a stream the server leaves open is closed after that second without delaying the answer.
@@ -24,7 +24,7 @@ struct connections {
     std::string previous; ///< the previous answer's connection: "none", "open" or "closed"
 };
 
-// The client's stream_end_grace (src/client/http_transport.cpp) and a wait that outlasts it: a POST stream is
+// The client's stream_end_grace (src/client/http_transport.hpp) and a wait that outlasts it: a POST stream is
 // then read to its end or given up, whatever the load, once the handlers that are ready have run.
 constexpr auto grace = std::chrono::seconds(1);
 constexpr auto past_the_grace = std::chrono::milliseconds(1500);
