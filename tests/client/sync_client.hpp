@@ -22,6 +22,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace duet::test::client_side {
@@ -32,11 +33,13 @@ class sync_client {
 public:
     ~sync_client() { close(); }
 
-    /// Runs `op` on this client's io_context until it finishes.
+    /// Runs `op` on this client's io_context until it finishes; throws (failing the test) when it does not
+    /// within client_wait, rather than waiting for it for good.
     template<class T>
     T run(boost::asio::awaitable<T> op) {
         auto f = boost::asio::co_spawn(io_, std::move(op), boost::asio::use_future);
-        pump(f);
+        if (!pump(f))
+            throw std::runtime_error("the client operation did not finish in time");
         return f.get();
     }
 
@@ -50,8 +53,8 @@ public:
 
     /// Ends the connection (idempotent).
     void close() {
-        if (!client_)
-            return;
+        if (!client_ || timed_out_)
+            return; // after a timeout the io_context is stopped: its end takes the client with it
         auto c = std::move(client_);
         run(c->async_close());
     }
@@ -83,21 +86,24 @@ public:
 
 private:
     template<class F>
-    void pump(F& f) {
+    bool pump(F& f) {
         auto const deadline = std::chrono::steady_clock::now() + client_wait;
         while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
             if (std::chrono::steady_clock::now() > deadline) {
                 ADD_FAILURE() << "the client operation did not finish in time";
                 io_.stop();
-                break;
+                timed_out_ = true;
+                return false;
             }
             if (io_.run_one_for(std::chrono::milliseconds(50)) == 0 && io_.stopped())
                 io_.restart();
         }
+        return true;
     }
 
     boost::asio::io_context io_;
     std::shared_ptr<client::client> client_;
+    bool timed_out_ = false;
 };
 
 /// The node binary for fake servers: the pinned Node 22 of tests/interop when installed, else `node` on PATH;
