@@ -113,11 +113,7 @@ bool task_registry::shared() const noexcept {
 }
 
 boost::asio::awaitable<std::optional<task_entry>> task_registry::async_running_record(std::string id) {
-    auto const target = store_;
-    store_call<std::optional<store::task_record>> const find = [target, id](auto done) {
-        target->find(id, std::move(done));
-    };
-    auto found = co_await async_store(find);
+    auto found = co_await async_find_record(store_, id);
     if (!found) // out of reach: as good as running, until a look says otherwise
         co_return task_entry{};
     std::optional<task_entry> e;
@@ -200,11 +196,7 @@ std::shared_ptr<task_link> task_registry::running(std::string const& id) {
 
 boost::asio::awaitable<boost::system::result<std::optional<task_entry>, jsonrpc::error_object>>
 task_registry::async_find(std::string id, std::string owner) {
-    auto const target = store_;
-    store_call<std::optional<store::task_record>> const find = [target, id](auto done) {
-        target->find(id, std::move(done));
-    };
-    auto found = co_await async_store(find);
+    auto found = co_await async_find_record(store_, id);
     if (!found)
         co_return task_store_failed(found.error());
     std::optional<task_entry> entry;
@@ -232,7 +224,7 @@ task_registry::async_find(std::string id, std::string owner) {
         changed(**failed);
         co_return std::move(*failed);
     }
-    auto again = co_await async_store(find); // another reader failed it first
+    auto again = co_await async_find_record(store_, id); // another reader failed it first
     if (!again)
         co_return task_store_failed(again.error());
     entry.reset();

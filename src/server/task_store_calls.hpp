@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,16 @@ boost::asio::awaitable<store_result<T>> async_store(store_call<T> start) {
             });
         },
         boost::asio::use_awaitable, std::move(start));
+}
+
+/// The record `id` names, as async_store() brings it.
+inline boost::asio::awaitable<store_result<std::optional<store::task_record>>>
+async_find_record(std::shared_ptr<store::task_store> target, std::string id) {
+    store_call<std::optional<store::task_record>> find = [target = std::move(target),
+                                                          id = std::move(id)](auto done) {
+        target->find(id, std::move(done));
+    };
+    return async_store(std::move(find));
 }
 
 } // namespace duet::server::detail
