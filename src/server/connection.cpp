@@ -95,25 +95,25 @@ public:
 
     // A named coroutine, not a capturing lambda (co_spawn may move a lambda's closure after starting it);
     // `self` keeps the connection alive until the answer.
-    static asio::awaitable<answer> async_answer(std::shared_ptr<impl> self, jsonrpc::request r,
+    static asio::awaitable<answer> async_answer(std::shared_ptr<impl> self, admitted_request ad,
                                                 protocol::http_facts const* http, writer out) {
         // Already on the connection's executor (a caller that shares it): answered here, with no hand-off.
         auto const caller = co_await asio::this_coro::executor;
         if (caller == self->strand_)
-            co_return co_await self->async_answer_counted(std::move(r), http, std::move(out));
+            co_return co_await self->async_answer_counted(std::move(ad), http, std::move(out));
         // Run on the connection's own strand (a coroutine resumes on the executor it was spawned on, whatever
         // it awaited), and hand the answer back to the caller's executor.
         co_return co_await asio::co_spawn(self->strand_,
-                                          self->async_answer_counted(std::move(r), http, std::move(out)),
+                                          self->async_answer_counted(std::move(ad), http, std::move(out)),
                                           asio::use_awaitable);
     }
 
-    std::optional<answer> answer_now(jsonrpc::request r, protocol::http_facts const* http, writer out,
+    std::optional<answer> answer_now(admitted_request ad, protocol::http_facts const* http, writer out,
                                      std::function<void(answer)> later, std::function<void()> end_stream) {
         if (!options_.executor_is_serial)
-            return answer_now_on_own_strand(std::move(r), http, std::move(out), std::move(later),
+            return answer_now_on_own_strand(std::move(ad), http, std::move(out), std::move(later),
                                             std::move(end_stream));
-        auto attempt = answer_or_defer(r, http, std::move(out), std::move(end_stream));
+        auto attempt = answer_or_defer(ad, http, std::move(out), std::move(end_stream));
         if (auto* a = std::get_if<answer>(&attempt))
             return std::move(*a);
         ++active_;
@@ -162,7 +162,7 @@ private:
         std::optional<answer> inline_answer;
     };
 
-    std::optional<answer> answer_now_on_own_strand(jsonrpc::request r, protocol::http_facts const* http,
+    std::optional<answer> answer_now_on_own_strand(admitted_request ad, protocol::http_facts const* http,
                                                    writer out, std::function<void(answer)> later,
                                                    std::function<void()> end_stream) {
         auto visit = std::make_shared<strand_visit>();
@@ -170,12 +170,12 @@ private:
         std::optional<protocol::http_facts> facts;
         if (http)
             facts = *http;
-        asio::dispatch(strand_, [self = shared_from_this(), visit, r = std::move(r), facts = std::move(facts),
-                                 out = std::move(out), later = std::move(later),
+        asio::dispatch(strand_, [self = shared_from_this(), visit, ad = std::move(ad),
+                                 facts = std::move(facts), out = std::move(out), later = std::move(later),
                                  end_stream = std::move(end_stream)]() mutable {
             bool const inline_visit = visit->caller == std::this_thread::get_id() && visit->dispatching;
             auto attempt =
-                self->answer_or_defer(r, facts ? &*facts : nullptr, std::move(out), std::move(end_stream));
+                self->answer_or_defer(ad, facts ? &*facts : nullptr, std::move(out), std::move(end_stream));
             if (auto* a = std::get_if<answer>(&attempt)) {
                 if (inline_visit)
                     visit->inline_answer = std::move(*a);
@@ -247,7 +247,8 @@ private:
 
     // A request answered right away needs no coroutine at all; one whose handler may suspend gets one.
     void on_request(jsonrpc::request& r) {
-        auto attempt = answer_or_defer(r, nullptr, nullptr, nullptr);
+        auto ad = server_.admit(std::move(r), session_view(), nullptr);
+        auto attempt = answer_or_defer(ad, nullptr, nullptr, nullptr);
         if (auto* a = std::get_if<answer>(&attempt)) {
             if (a->message)
                 send(*a->message);
@@ -278,20 +279,20 @@ private:
 
     // ---- answering: the coroutines, each spawned on strand_ ----------------------------------------------
 
-    asio::awaitable<answer> async_answer_counted(jsonrpc::request r, protocol::http_facts const* http,
+    asio::awaitable<answer> async_answer_counted(admitted_request ad, protocol::http_facts const* http,
                                                  writer out) {
         auto self = shared_from_this();
         ++active_;
         std::function<void()> no_end; // named: GCC 12 destroys a temporary coroutine argument twice
-        auto a = co_await async_answer_one(std::move(r), http, std::move(out), std::move(no_end));
+        auto a = co_await async_answer_one(std::move(ad), http, std::move(out), std::move(no_end));
         --active_;
         maybe_done();
         co_return a;
     }
 
-    asio::awaitable<answer> async_answer_one(jsonrpc::request r, protocol::http_facts const* http, writer out,
-                                             std::function<void()> end_stream) {
-        auto attempt = answer_or_defer(r, http, std::move(out), std::move(end_stream));
+    asio::awaitable<answer> async_answer_one(admitted_request ad, protocol::http_facts const* http,
+                                             writer out, std::function<void()> end_stream) {
+        auto attempt = answer_or_defer(ad, http, std::move(out), std::move(end_stream));
         if (auto* a = std::get_if<answer>(&attempt))
             co_return std::move(*a);
         auto deferred = std::get<detail::deferred_request>(std::move(attempt));
@@ -308,10 +309,12 @@ private:
                 continue;
             }
             if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
+                // Admitted in turn: an element answers by the session as the ones before it left it.
+                auto ad = server_.admit(std::move(*r), session_view(), nullptr);
                 writer none; // named: GCC 12 destroys a temporary coroutine argument twice
                 std::function<void()> no_end;
                 auto a =
-                    co_await async_answer_one(std::move(*r), nullptr, std::move(none), std::move(no_end));
+                    co_await async_answer_one(std::move(ad), nullptr, std::move(none), std::move(no_end));
                 if (a.message)
                     answers.push_back(std::move(*a.message));
             } else {
@@ -343,44 +346,38 @@ private:
 
     // ---- routing ------------------------------------------------------------------------------------------
 
-    // Admits one request and answers it when that needs no coroutine: admission refused it, a handshake, a
-    // method the session answers itself, a listen, or a handler that completed right away. Otherwise the
-    // request made ready for dispatch::async_answer(), its handler not yet run; `r` is moved from only then.
-    // `http` carries the HTTP facts (null on stdio); `out` is the request's own stream (null: write_).
-    std::variant<answer, detail::deferred_request> answer_or_defer(jsonrpc::request& r,
+    // Carries out one admitted request's verdict, answering it when that needs no coroutine: admission
+    // refused it, a handshake, a method the session answers itself, a listen, or a handler that completed
+    // right away. Otherwise the request made ready for dispatch::async_answer(), its handler not yet run;
+    // `ad` is moved from only then. `http` carries the HTTP facts (null on stdio); `out` is the request's
+    // own stream (null: write_).
+    std::variant<answer, detail::deferred_request> answer_or_defer(admitted_request& ad,
                                                                    protocol::http_facts const* http,
                                                                    writer out,
                                                                    std::function<void()> end_stream) {
         auto* const metrics = server_.options().metrics.get();
         if (!detail::answers_recorded(metrics))
-            return admit_and_answer(r, http, std::move(out), std::move(end_stream), nullptr);
+            return carry_out(ad, http, std::move(out), std::move(end_stream), nullptr);
         detail::observed_request seen{.started = std::chrono::steady_clock::now(),
                                       .session = options_.session_id};
-        auto attempt = admit_and_answer(r, http, std::move(out), std::move(end_stream), &seen);
+        auto attempt = carry_out(ad, http, std::move(out), std::move(end_stream), &seen);
         if (auto* a = std::get_if<answer>(&attempt)) {
+            auto const& params = ad.request.params;
             auto const trace =
-                log::enabled(log::level::debug) ? protocol::trace_of(r.params, http) : std::nullopt;
-            detail::record_answer(metrics, seen, r.params, trace ? &*trace : nullptr, *a);
+                log::enabled(log::level::debug) ? protocol::trace_of(params, http) : std::nullopt;
+            detail::record_answer(metrics, seen, params, trace ? &*trace : nullptr, *a);
         } else
             std::get<detail::deferred_request>(attempt).state->started = seen.started; // dispatch records it
         return attempt;
     }
 
-    // answer_or_defer's work; `seen` (null: no metrics) learns the method and era once admission names them.
-    std::variant<answer, detail::deferred_request>
-    admit_and_answer(jsonrpc::request& r, protocol::http_facts const* http, writer out,
-                     std::function<void()> end_stream, detail::observed_request* seen) {
-        // A snapshot: registrations may change while this request runs without moving what it was admitted
-        // by.
-        auto const caps = server_.capabilities();
-        protocol::admission_context ac;
-        if (session_)
-            ac.session.legacy = session_->version();
-        ac.capabilities = caps.get();
-        ac.eras = server_.options().eras;
-        ac.http = http;
-        ac.param_headers = &server_.param_header_lookup();
-        auto admitted = protocol::admit(r, ac);
+    // answer_or_defer's work; `seen` (null: no metrics) learns the method and era admission named.
+    std::variant<answer, detail::deferred_request> carry_out(admitted_request& ad,
+                                                             protocol::http_facts const* http, writer out,
+                                                             std::function<void()> end_stream,
+                                                             detail::observed_request* seen) {
+        auto& r = ad.request;
+        auto& admitted = ad.verdict;
         if (!admitted) {
             if (seen)
                 seen->method = protocol::find_method(r.method);
@@ -399,6 +396,14 @@ private:
         case protocol::admission::action::serve:
             break;
         }
+        if (a.era == protocol::era::legacy && !session_) {
+            // Admitted by a session this connection does not carry: the transport routed it wrongly.
+            log::write({.severity = log::level::error,
+                        .name = "misrouted_request",
+                        .message = "a request admitted in a legacy session reached a connection without one",
+                        .method = r.method});
+            return answer{refusal(r.id, protocol::internal_error()), 500};
+        }
         if (a.era == protocol::era::legacy) {
             bool changed = false;
             if (auto own = session_->answer_own_method(r, a.method->id, changed)) {
@@ -409,7 +414,7 @@ private:
         } else if (a.method->id == method_id::subscriptions_listen) {
             bool const declares_tasks =
                 protocol::declares(a.envelope->client_capabilities, protocol::client_capability::tasks);
-            return answer{open_listen(r, *caps, std::move(out), http, declares_tasks)};
+            return answer{open_listen(r, *ad.capabilities, std::move(out), http, declares_tasks)};
         }
         auto prepared = dispatch_.prepare(r, a, session_ ? &*session_ : nullptr, std::move(out),
                                           std::move(end_stream), weak_from_this());
@@ -420,6 +425,10 @@ private:
             state->caller = http->caller;
         state->trace = protocol::trace_of(r.params, http);
         return dispatch_.answer_or_defer(r, a, std::move(state));
+    }
+
+    protocol::session_view session_view() const {
+        return {.legacy = session_ ? std::optional(session_->version()) : std::nullopt};
     }
 
     answer open_session(jsonrpc::request const& r, protocol::version v) {
@@ -556,14 +565,15 @@ void connection::receive_oversized() {
 void connection::finish(std::function<void()> done) {
     impl_->finish(std::move(done));
 }
-asio::awaitable<connection::answer> connection::async_answer(jsonrpc::request r,
+asio::awaitable<connection::answer> connection::async_answer(admitted_request ad,
                                                              protocol::http_facts const* http, writer out) {
-    return impl::async_answer(impl_, std::move(r), http, std::move(out));
+    return impl::async_answer(impl_, std::move(ad), http, std::move(out));
 }
-std::optional<connection::answer> connection::answer_now(jsonrpc::request r, protocol::http_facts const* http,
-                                                         writer out, std::function<void(answer)> later,
+std::optional<connection::answer> connection::answer_now(admitted_request ad,
+                                                         protocol::http_facts const* http, writer out,
+                                                         std::function<void(answer)> later,
                                                          std::function<void()> end_stream) {
-    return impl_->answer_now(std::move(r), http, std::move(out), std::move(later), std::move(end_stream));
+    return impl_->answer_now(std::move(ad), http, std::move(out), std::move(later), std::move(end_stream));
 }
 void connection::cancel_requests() {
     impl_->cancel_requests();

@@ -234,6 +234,18 @@ std::shared_ptr<backend> server::current_backend() const {
     return backend_;
 }
 
+admitted_request server::admit(jsonrpc::request r, protocol::session_view session,
+                               protocol::http_facts const* http) const {
+    auto caps = capabilities(); // a snapshot: the request is served by what admitted it
+    protocol::admission_context const ac{.session = session,
+                                         .capabilities = caps.get(),
+                                         .eras = options_.eras,
+                                         .http = http,
+                                         .param_headers = &lookup_};
+    auto verdict = protocol::admit(r, ac);
+    return admitted_request{std::move(r), std::move(verdict), std::move(caps)};
+}
+
 void server::refresh_backend() {
     std::unique_lock lock(mutex_);
     refresh_capabilities();

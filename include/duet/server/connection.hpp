@@ -5,8 +5,9 @@
 /// requests, interleaved (ERA-POLICY: a modern request never reads or changes the session). The connection
 /// owns everything stateful for that stream: the legacy session, in-flight requests and their cancellation,
 /// modern listen streams, and requests sent to the client. A transport either streams frames into it
-/// (receive, finish) or hands it one request at a time and delivers the answer itself (async_answer,
-/// answer_now); HTTP does both for a legacy session.
+/// (receive, finish: the connection admits each request in turn) or routes and admits one request at a time
+/// itself (server::admit) and delivers the answer (async_answer, answer_now); HTTP does both for a legacy
+/// session.
 ///
 ///     auto conn = connection::create(srv, io.get_executor(), [&](std::string line) { out.write(line); });
 ///     conn->receive(lines);                 // every inbound frame, in order
@@ -20,6 +21,7 @@
 #pragma once
 
 #include <duet/jsonrpc/codec.hpp>
+#include <duet/server/admitted_request.hpp>
 #include <duet/server/server.hpp>
 #include <duet/server/session_state.hpp>
 
@@ -88,10 +90,11 @@ public:
 
     // ---- one request whose answer the caller delivers (HTTP: on the POST that carried it) ---------------
 
-    /// Answers one request. `http` holds the request's HTTP facts for admission (null: none). Messages that
-    /// belong to this request (progress, logs, a listen's notifications and its final result, legacy requests
-    /// to the client) go to `out` (null: the connection's writer).
-    [[nodiscard]] boost::asio::awaitable<answer> async_answer(jsonrpc::request r,
+    /// Answers one request the transport admitted (server::admit(), with the session it routed the request
+    /// to): carries out the verdict, refusal included. `http` holds the request's HTTP facts (null: none).
+    /// Messages that belong to this request (progress, logs, a listen's notifications and its final result,
+    /// legacy requests to the client) go to `out` (null: the connection's writer).
+    [[nodiscard]] boost::asio::awaitable<answer> async_answer(admitted_request ad,
                                                               protocol::http_facts const* http, writer out);
 
     /// Answers one request as async_answer() does, without a coroutine when it can: the answer is returned
@@ -103,7 +106,7 @@ public:
     /// order with its other work); `later` then receives its answer on the connection's executor. A legacy
     /// handler's request_context::close_sse_stream() calls `end_stream` (HTTP: ends the request's SSE
     /// response early so the client resumes it; null: the call does nothing).
-    [[nodiscard]] std::optional<answer> answer_now(jsonrpc::request r, protocol::http_facts const* http,
+    [[nodiscard]] std::optional<answer> answer_now(admitted_request ad, protocol::http_facts const* http,
                                                    writer out, std::function<void(answer)> later,
                                                    std::function<void()> end_stream = nullptr);
 

@@ -27,6 +27,7 @@
 #include <duet/protocol/schema/describe.hpp>
 #include <duet/protocol/server_changes.hpp>
 #include <duet/protocol/shaping.hpp>
+#include <duet/server/admitted_request.hpp>
 #include <duet/server/argument_check.hpp>
 #include <duet/server/definitions.hpp>
 #include <duet/server/input_state.hpp>
@@ -363,6 +364,12 @@ public:
     [[nodiscard]] protocol::param_header_lookup const& param_header_lookup() const noexcept {
         return lookup_;
     }
+
+    /// Admits one request (protocol::admit) by this server's eras, capabilities and header bindings: the
+    /// session it arrived in (the transport's, when it routes requests itself) and its HTTP facts (null:
+    /// none) are the transport's to say. Thread-safe.
+    [[nodiscard]] admitted_request admit(jsonrpc::request r, protocol::session_view session,
+                                         protocol::http_facts const* http) const;
 
     /// The scopes a bearer token needs for this request beyond the server-wide ones: the required_scopes of
     /// the tool a tools/call names, the prompt of a prompts/get, the resource (or the template matching the

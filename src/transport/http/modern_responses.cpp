@@ -37,33 +37,33 @@ struct modern_responder::answer_queue : stream_queue {
 };
 
 asio::awaitable<bool> modern_responder::serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                              modern_slot& slot, jsonrpc::request r,
+                                              modern_slot& slot, server::admitted_request ad,
                                               protocol::http_facts facts, server::server& srv) {
     if (slot.srv != &srv) {
         slot.conn = server::connection::create(
             srv, stream.get_executor(), [](std::string) {}, one_request(false));
         slot.srv = &srv;
     }
-    return respond(stream, req, keep_alive, slot.conn, std::move(r), std::move(facts), kind::modern);
+    return respond(stream, req, keep_alive, slot.conn, std::move(ad), std::move(facts), kind::modern);
 }
 
 asio::awaitable<bool> modern_responder::serve_sessionless(bounded_socket& stream, request const& req,
-                                                          bool keep_alive, jsonrpc::request r,
+                                                          bool keep_alive, server::admitted_request ad,
                                                           protocol::http_facts facts, server::server& srv) {
     auto conn = server::connection::create(
         srv, stream.get_executor(), [](std::string) {}, one_request(false));
-    return respond(stream, req, keep_alive, std::move(conn), std::move(r), std::move(facts),
+    return respond(stream, req, keep_alive, std::move(conn), std::move(ad), std::move(facts),
                    kind::sessionless);
 }
 
 asio::awaitable<bool> modern_responder::serve_listen(bounded_socket& stream, request const& req,
-                                                     bool keep_alive, jsonrpc::request r,
+                                                     bool keep_alive, server::admitted_request ad,
                                                      protocol::http_facts facts, server::server& srv) {
     if (open_listens_ >= ctx_.options.max_listen_streams) {
-        reply answer =
-            reply{bhttp::status::service_unavailable,
-                  error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                        "Too many open listen streams; retry later"))};
+        reply answer = reply{
+            bhttp::status::service_unavailable,
+            error_body(ad.request.id, protocol::make_error(protocol::errc::internal_error,
+                                                           "Too many open listen streams; retry later"))};
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
     }
@@ -72,7 +72,8 @@ asio::awaitable<bool> modern_responder::serve_listen(bounded_socket& stream, req
     ++open_listens_;
     if (ctx_.counters)
         ctx_.counters->listens_open.fetch_add(1, std::memory_order_relaxed);
-    auto keep = co_await respond(stream, req, keep_alive, conn, std::move(r), std::move(facts), kind::listen);
+    auto keep =
+        co_await respond(stream, req, keep_alive, conn, std::move(ad), std::move(facts), kind::listen);
     if (ctx_.counters)
         ctx_.counters->listens_open.fetch_sub(1, std::memory_order_relaxed);
     --open_listens_;
@@ -81,8 +82,9 @@ asio::awaitable<bool> modern_responder::serve_listen(bounded_socket& stream, req
 
 // An answer ready at once goes out through send(); anything else goes on in follow().
 asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request const& req, bool keep_alive,
-                                                std::shared_ptr<server::connection> conn, jsonrpc::request r,
-                                                protocol::http_facts facts, kind k) {
+                                                std::shared_ptr<server::connection> conn,
+                                                server::admitted_request ad, protocol::http_facts facts,
+                                                kind k) {
     // The queue and the answer in one block; both callbacks below hold a pointer to it.
     auto state = std::make_shared<answer_queue>(stream.get_executor(), ctx_.options.stream_backlog);
     state->listen = k == kind::listen;
@@ -106,7 +108,7 @@ asio::awaitable<bool> modern_responder::respond(bounded_socket& stream, request 
     };
     // Most answers are ready at once, with no coroutine; one whose handler waits goes on in the connection
     // and settles later (and a modern one is drained with the server). The facts are read only here.
-    if (auto now = conn->answer_now(std::move(r), &facts, std::move(to_queue), settle))
+    if (auto now = conn->answer_now(std::move(ad), &facts, std::move(to_queue), settle))
         settle(std::move(*now));
     else if (modern && !listen)
         ctx_.registry.track(conn, nullptr);

@@ -7,6 +7,7 @@
 
 #include <duet/jsonrpc/message.hpp>
 #include <duet/protocol/admission.hpp>
+#include <duet/server/admitted_request.hpp>
 #include <duet/server/connection.hpp>
 
 #include "bounded_socket.hpp"
@@ -39,23 +40,23 @@ public:
 
     /// A modern request, on the socket's modern connection.
     boost::asio::awaitable<bool> serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                       modern_slot& slot, jsonrpc::request r, protocol::http_facts facts,
-                                       server::server& srv);
+                                       modern_slot& slot, server::admitted_request ad,
+                                       protocol::http_facts facts, server::server& srv);
     /// A modern listen, on a connection of its own (it hears server events), within the bound on open ones.
     boost::asio::awaitable<bool> serve_listen(bounded_socket& stream, request const& req, bool keep_alive,
-                                              jsonrpc::request r, protocol::http_facts facts,
+                                              server::admitted_request ad, protocol::http_facts facts,
                                               server::server& srv);
     /// A request with neither claim nor session, on a connection made for it.
     boost::asio::awaitable<bool> serve_sessionless(bounded_socket& stream, request const& req,
-                                                   bool keep_alive, jsonrpc::request r,
+                                                   bool keep_alive, server::admitted_request ad,
                                                    protocol::http_facts facts, server::server& srv);
 
 private:
     enum class kind : std::uint8_t { sessionless, modern, listen };
 
     boost::asio::awaitable<bool> respond(bounded_socket& stream, request const& req, bool keep_alive,
-                                         std::shared_ptr<server::connection> conn, jsonrpc::request r,
-                                         protocol::http_facts facts, kind k);
+                                         std::shared_ptr<server::connection> conn,
+                                         server::admitted_request ad, protocol::http_facts facts, kind k);
     struct answer_queue;
     boost::asio::awaitable<bool> follow(bounded_socket& stream, request const& req, bool keep_alive,
                                         std::shared_ptr<server::connection> conn,

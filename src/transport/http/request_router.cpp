@@ -174,23 +174,31 @@ asio::awaitable<bool> request_router::post_request(bounded_socket& stream, reque
         route == protocol::post_route::unknown_session)
         if (auto away = store_away(r.id))
             return ctx_.replies.send(stream, req, std::move(*away), keep_alive);
+    if (route == protocol::post_route::unknown_session) {
+        reply answer = rejection_reply(protocol::unknown_session_rejection(), r.id);
+        return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+    }
+    // Admitted here, once, by the session the route names (a modern request, a new session and a request
+    // with neither claim nor session are admitted outside any); the server carries the verdict out.
+    protocol::session_view session;
+    if (route == protocol::post_route::in_session)
+        session.legacy = live(*found.session).conn->legacy_version();
+    auto admitted = srv.admit(std::move(r), session, &facts);
     switch (route) {
     case protocol::post_route::modern:
-        return modern_.serve(stream, req, keep_alive, slot, std::move(r), std::move(facts), srv);
+        return modern_.serve(stream, req, keep_alive, slot, std::move(admitted), std::move(facts), srv);
     case protocol::post_route::modern_listen:
-        return modern_.serve_listen(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+        return modern_.serve_listen(stream, req, keep_alive, std::move(admitted), std::move(facts), srv);
     case protocol::post_route::open_session:
-        return sessions_.open_session(stream, req, keep_alive, std::move(r), std::move(facts), srv);
+        return sessions_.open_session(stream, req, keep_alive, std::move(admitted), std::move(facts), srv);
     case protocol::post_route::in_session:
-        return sessions_.serve(stream, req, keep_alive, std::move(found.session), std::move(r),
+        return sessions_.serve(stream, req, keep_alive, std::move(found.session), std::move(admitted),
                                std::move(facts));
     case protocol::post_route::sessionless:
-        return modern_.serve_sessionless(stream, req, keep_alive, std::move(r), std::move(facts), srv);
-    case protocol::post_route::unknown_session:
+    case protocol::post_route::unknown_session: // answered above
         break;
     }
-    reply answer = rejection_reply(protocol::unknown_session_rejection(), r.id);
-    return ctx_.replies.send(stream, req, std::move(answer), keep_alive);
+    return modern_.serve_sessionless(stream, req, keep_alive, std::move(admitted), std::move(facts), srv);
 }
 
 asio::awaitable<bool> request_router::post_batch(bounded_socket& stream, request& req, bool keep_alive,

@@ -26,6 +26,15 @@ bool polls(store::session const& session) {
     return negotiated && protocol::sse_polling(*negotiated);
 }
 
+// The session's own methods, whose changes a shared store keeps.
+bool changes_session(protocol::admission const& a) {
+    using protocol::method_id;
+    auto const id = a.method->id;
+    return a.what == protocol::admission::action::serve &&
+           (id == method_id::logging_set_level || id == method_id::resources_subscribe ||
+            id == method_id::resources_unsubscribe);
+}
+
 } // namespace
 
 // Where a session request's messages go. Until the response knows whether it streams, what the handler writes
@@ -83,16 +92,16 @@ struct session_streams::session_sink {
 };
 
 asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, request const& req,
-                                                    bool keep_alive, jsonrpc::request r,
+                                                    bool keep_alive, server::admitted_request ad,
                                                     protocol::http_facts facts, server::server& srv) {
     boost::system::error_code peer_unknown;
     auto const peer = stream.socket().remote_endpoint(peer_unknown);
     if (!peer_unknown && !ctx_.session_budget.take(peer.address())) {
-        reply answer =
-            reply{bhttp::status::too_many_requests,
-                  error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                        "Too many sessions opened from this address; "
-                                                        "retry later"))};
+        reply answer = reply{
+            bhttp::status::too_many_requests,
+            error_body(ad.request.id, protocol::make_error(protocol::errc::internal_error,
+                                                           "Too many sessions opened from this address; "
+                                                           "retry later"))};
         answer.headers.emplace_back("Retry-After", std::to_string(ctx_.session_budget.retry_after_seconds()));
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
@@ -102,9 +111,10 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
     local->principal = principal_of(stream.caller().get());
     auto s = ctx_.sessions->create(local);
     if (!s) {
-        reply answer = reply{bhttp::status::service_unavailable,
-                             error_body(r.id, protocol::make_error(protocol::errc::internal_error,
-                                                                   "Too many sessions; retry later"))};
+        reply answer =
+            reply{bhttp::status::service_unavailable,
+                  error_body(ad.request.id, protocol::make_error(protocol::errc::internal_error,
+                                                                 "Too many sessions; retry later"))};
         co_await ctx_.replies.write(stream, req, answer, keep_alive);
         co_return true;
     }
@@ -121,7 +131,7 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
         },
         session_connection_options(*s));
     server::connection::writer to_session;
-    auto h = co_await local->conn->async_answer(std::move(r), &facts, std::move(to_session));
+    auto h = co_await local->conn->async_answer(std::move(ad), &facts, std::move(to_session));
     bool const opened = h.message && std::holds_alternative<jsonrpc::response>(*h.message);
     if (opened && ctx_.sessions->shared())
         co_await flush_store(); // another process finds the session as soon as the client has its id
@@ -140,15 +150,13 @@ asio::awaitable<bool> session_streams::open_session(bounded_socket& stream, requ
 // (connection::answer_now answers the request on this thread when the session's strand is free): those need
 // neither a stream nor a watch on the peer, nor a coroutine of their own; anything else goes on in follow().
 asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                             std::shared_ptr<store::session> session, jsonrpc::request r,
-                                             protocol::http_facts facts) {
+                                             std::shared_ptr<store::session> session,
+                                             server::admitted_request ad, protocol::http_facts facts) {
     session->touch();
     bool const polling = polls(*session);
-    auto id = r.id; // for the stream's loss answer, should it come to that
+    auto id = ad.request.id; // for the stream's loss answer, should it come to that
     // What the session's own methods change, other processes must know before the client's next request.
-    bool const changes_shared_session =
-        ctx_.sessions->shared() && (r.method == "logging/setLevel" || r.method == "resources/subscribe" ||
-                                    r.method == "resources/unsubscribe");
+    bool const changes_shared_session = ctx_.sessions->shared() && ad.verdict && changes_session(*ad.verdict);
     auto sink = std::make_shared<session_sink>();
     server::connection::writer to_sink = [sink](std::string line) {
         sink->write(std::move(line));
@@ -162,7 +170,7 @@ asio::awaitable<bool> session_streams::serve(bounded_socket& stream, request con
     auto settle = [sink](server::connection::answer h) {
         sink->settle(std::move(h));
     };
-    auto now = live(*session).conn->answer_now(std::move(r), &facts, std::move(to_sink), std::move(settle),
+    auto now = live(*session).conn->answer_now(std::move(ad), &facts, std::move(to_sink), std::move(settle),
                                                std::move(end_stream));
     {
         std::lock_guard lock(sink->mutex);
@@ -264,8 +272,11 @@ asio::awaitable<bool> session_streams::serve_batch(bounded_socket& stream, reque
             continue;
         }
         if (auto* r = std::get_if<jsonrpc::request>(&*element)) {
+            // Admitted in turn: an element is admitted by the session as the ones before it left it.
+            auto& held = live(*session);
+            auto ad = held.owner->admit(std::move(*r), {.legacy = held.conn->legacy_version()}, &facts);
             server::connection::writer to_session; // none: the session's own stream
-            auto h = co_await live(*session).conn->async_answer(std::move(*r), &facts, std::move(to_session));
+            auto h = co_await held.conn->async_answer(std::move(ad), &facts, std::move(to_session));
             if (h.message)
                 replies.push_back(std::move(*h.message));
         } else {

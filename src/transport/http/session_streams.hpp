@@ -58,11 +58,11 @@ public:
 
     /// `initialize`: a new session, kept when the handshake succeeds; its id goes out on the response.
     boost::asio::awaitable<bool> open_session(bounded_socket& stream, request const& req, bool keep_alive,
-                                              jsonrpc::request r, protocol::http_facts facts,
+                                              server::admitted_request ad, protocol::http_facts facts,
                                               server::server& srv);
-    /// A request of a live session.
+    /// A request of a live session, admitted by the session's version.
     boost::asio::awaitable<bool> serve(bounded_socket& stream, request const& req, bool keep_alive,
-                                       std::shared_ptr<store::session> session, jsonrpc::request r,
+                                       std::shared_ptr<store::session> session, server::admitted_request ad,
                                        protocol::http_facts facts);
     /// A batch of a live session whose version allows batches: every request answered in one response.
     boost::asio::awaitable<bool> serve_batch(bounded_socket& stream, request const& req, bool keep_alive,

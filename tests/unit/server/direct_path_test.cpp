@@ -255,7 +255,7 @@ TEST(DirectPath, AnswerNowReturnsAnAnswerReadyAtOnce) {
             ASSERT_TRUE(r);
             auto request = std::get<duet::jsonrpc::request>(std::move(*r));
             bool const direct = srv == &inline_srv;
-            auto now = conn->answer_now(std::move(request), nullptr, nullptr,
+            auto now = conn->answer_now(srv->admit(std::move(request), {}, nullptr), nullptr, nullptr,
                                         [&, direct](duet::server::connection::answer h) {
                                             EXPECT_FALSE(direct) << "an answer ready at once went to later";
                                             ASSERT_TRUE(h.message.has_value());
@@ -302,7 +302,7 @@ TEST(DirectPath, AnswerNowHandsAWaitingHandlersAnswerToLater) {
             auto r = duet::jsonrpc::parse_message(message);
             ASSERT_TRUE(r);
             auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-            auto now = conn->answer_now(std::move(request), nullptr, nullptr,
+            auto now = conn->answer_now(srv.admit(std::move(request), {}, nullptr), nullptr, nullptr,
                                         [&](duet::server::connection::answer h) { got = std::move(h); });
             EXPECT_FALSE(now.has_value());
         });
@@ -335,7 +335,7 @@ TEST(DirectPath, AnswerNowEntersAFreeStrandOfTheConnectionsOwn) {
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-        now = conn->answer_now(std::move(request), nullptr, nullptr,
+        now = conn->answer_now(srv.admit(std::move(request), {}, nullptr), nullptr, nullptr,
                                [&](duet::server::connection::answer) { later_called = true; });
     });
     io.run_for(std::chrono::seconds(5));
@@ -364,10 +364,11 @@ TEST(DirectPath, AnswerNowWaitsBehindWorkQueuedOnTheConnection) {
         auto r = duet::jsonrpc::parse_message(message);
         ASSERT_TRUE(r);
         auto request = std::get<duet::jsonrpc::request>(std::move(*r));
-        now = conn->answer_now(std::move(request), nullptr, nullptr, [&](duet::server::connection::answer h) {
-            ASSERT_TRUE(h.message.has_value());
-            order.push_back("later " + duet::jsonrpc::serialize(*h.message));
-        });
+        now = conn->answer_now(srv.admit(std::move(request), {}, nullptr), nullptr, nullptr,
+                               [&](duet::server::connection::answer h) {
+                                   ASSERT_TRUE(h.message.has_value());
+                                   order.push_back("later " + duet::jsonrpc::serialize(*h.message));
+                               });
     });
     io.run_for(std::chrono::seconds(5));
     EXPECT_FALSE(now.has_value());

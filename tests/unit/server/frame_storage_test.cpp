@@ -21,7 +21,7 @@ namespace json = boost::json;
 namespace jsonrpc = duet::jsonrpc;
 
 // Every kind of element a frame can hold, good and bad.
-std::vector<std::string> frames() {
+std::vector<std::string> parse_samples() {
     return {
         R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}})",
         R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},)"
@@ -42,7 +42,7 @@ std::vector<std::string> frames() {
 }
 
 // What a parsed element amounts to: its wire form, or why it failed and the reply owed.
-std::string outcome(jsonrpc::parsed const& p) {
+std::string parse_outcome(jsonrpc::parsed const& p) {
     if (p)
         return "ok " + jsonrpc::serialize(*p);
     auto s = "failed " + std::to_string(static_cast<int>(p.error().reason));
@@ -53,15 +53,15 @@ std::string outcome(jsonrpc::parsed const& p) {
 
 std::vector<std::string> outcomes(jsonrpc::frame const& f) {
     if (auto const* one = std::get_if<jsonrpc::parsed>(&f.content))
-        return {outcome(*one)};
+        return {parse_outcome(*one)};
     std::vector<std::string> out{"batch"};
     for (auto const& e : std::get<jsonrpc::batch>(f.content).elements)
-        out.push_back(outcome(e));
+        out.push_back(parse_outcome(e));
     return out;
 }
 
 TEST(FrameStorage, ParsesToTheSameMessagesAndBytesAsTheDefaultHeap) {
-    for (auto const& text : frames()) {
+    for (auto const& text : parse_samples()) {
         auto const plain = jsonrpc::parse_frame(text);
         auto const pooled = jsonrpc::parse_frame(text, {}, duet::server::frame_storage());
         EXPECT_EQ(outcomes(pooled), outcomes(plain)) << text;

@@ -21,7 +21,7 @@ namespace {
 namespace json = boost::json;
 using namespace duet::test;
 
-std::vector<std::string> frames() {
+std::vector<std::string> received_samples() {
     return {json::serialize(initialize_request(1, "2025-11-25")),
             json::serialize(initialized_notification()),
             json::serialize(legacy_request(2, "tools/call", call_params("echo", {{"text", "one"}}))),
@@ -45,13 +45,13 @@ std::vector<std::string> answers(handed how) {
                                                  [&](std::string line) { lines.push_back(std::move(line)); });
     if (how != handed::one_by_one) {
         std::string joined;
-        for (auto const& f : frames())
+        for (auto const& f : received_samples())
             joined += f + "\n";
         if (how == handed::last_unended)
             joined.pop_back();
         conn->receive(std::move(joined));
     } else {
-        for (auto& f : frames())
+        for (auto& f : received_samples())
             conn->receive(std::move(f));
     }
     auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
