@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace duet::server {
 
@@ -57,6 +58,32 @@ struct connection_options {
     /// The transport's name for the legacy session this connection carries (HTTP's Mcp-Session-Id): the
     /// `session` of its requests' log events. Empty: none (stdio).
     std::string session_id;
+
+    // The kinds of connection a transport makes. The defaults above are the first: one client's stream of
+    // frames (stdio), which carries a legacy session, modern requests and listens in one order.
+
+    /// One legacy session whose requests arrive on many sockets (HTTP): a strand of its own, unless the
+    /// io_context runs on one thread (`io_is_serial`); it hears server events for the session.
+    [[nodiscard]] static connection_options legacy_session(std::string session_id, bool io_is_serial) {
+        connection_options o;
+        o.executor_is_serial = io_is_serial;
+        o.session_id = std::move(session_id);
+        return o;
+    }
+    /// Modern requests served one after another on the caller's strand (HTTP's per-socket slot, or one
+    /// request with neither claim nor session): nothing kept from one request to the next, no server events.
+    [[nodiscard]] static connection_options modern_requests() {
+        connection_options o;
+        o.executor_is_serial = true;
+        o.hears_server_events = false;
+        return o;
+    }
+    /// One modern subscriptions/listen on the caller's strand: it hears server events until it ends.
+    [[nodiscard]] static connection_options modern_listen() {
+        connection_options o;
+        o.executor_is_serial = true;
+        return o;
+    }
 };
 
 class connection : public event_listener {

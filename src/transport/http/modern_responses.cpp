@@ -16,19 +16,6 @@ namespace duet::transport::http {
 namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 
-namespace {
-
-// A connection for requests outside any session: it lives on this socket's strand (a request is served there
-// and then) and hears server events only when it is a listen.
-server::connection_options one_request(bool listen) {
-    server::connection_options o;
-    o.executor_is_serial = true;
-    o.hears_server_events = listen;
-    return o;
-}
-
-} // namespace
-
 // What one POST's response is made of: the lines its handler streams and, once known, its answer.
 struct modern_responder::answer_queue : stream_queue {
     using stream_queue::stream_queue;
@@ -41,7 +28,7 @@ asio::awaitable<bool> modern_responder::serve(bounded_socket& stream, request co
                                               protocol::http_facts facts, server::server& srv) {
     if (slot.srv != &srv) {
         slot.conn = server::connection::create(
-            srv, stream.get_executor(), [](std::string) {}, one_request(false));
+            srv, stream.get_executor(), [](std::string) {}, server::connection_options::modern_requests());
         slot.srv = &srv;
     }
     return respond(stream, req, keep_alive, slot.conn, std::move(ad), std::move(facts), kind::modern);
@@ -51,7 +38,7 @@ asio::awaitable<bool> modern_responder::serve_sessionless(bounded_socket& stream
                                                           bool keep_alive, server::admitted_request ad,
                                                           protocol::http_facts facts, server::server& srv) {
     auto conn = server::connection::create(
-        srv, stream.get_executor(), [](std::string) {}, one_request(false));
+        srv, stream.get_executor(), [](std::string) {}, server::connection_options::modern_requests());
     return respond(stream, req, keep_alive, std::move(conn), std::move(ad), std::move(facts),
                    kind::sessionless);
 }
@@ -68,7 +55,7 @@ asio::awaitable<bool> modern_responder::serve_listen(bounded_socket& stream, req
         co_return true;
     }
     auto conn = server::connection::create(
-        srv, stream.get_executor(), [](std::string) {}, one_request(true));
+        srv, stream.get_executor(), [](std::string) {}, server::connection_options::modern_listen());
     ++open_listens_;
     if (ctx_.counters)
         ctx_.counters->listens_open.fetch_add(1, std::memory_order_relaxed);

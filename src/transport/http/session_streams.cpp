@@ -114,7 +114,7 @@ void session_streams::adopt(store::session& s, server::server& srv, std::string_
 }
 
 server::connection_options session_streams::session_connection_options(store::session& s) const {
-    server::connection_options o{.executor_is_serial = ctx_.serial, .session_id = s.id()};
+    auto o = server::connection_options::legacy_session(s.id(), ctx_.serial);
     if (!ctx_.sessions->shared())
         return o;
     o.client_request_id_prefix = ctx_.sessions->process_tag();

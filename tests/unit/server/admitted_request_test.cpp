@@ -1,6 +1,7 @@
 // The route step's seam (server::admit, connection::answer_now): a transport that routes requests itself
 // admits each one once, by the session it routed it to, and the connection carries that verdict out without
-// admitting the request again (ERA-POLICY "Admission of one request"; README, "One HTTP POST").
+// admitting the request again (ERA-POLICY "Admission of one request"; README, "One HTTP POST"). And the
+// kinds of connection such a transport makes (connection_options' presets).
 #include <duet/jsonrpc/codec.hpp>
 #include <duet/protocol/errors.hpp>
 #include <duet/server/connection.hpp>
@@ -56,11 +57,8 @@ std::optional<connection::answer> answer_on_serial_connection(server& srv,
                                                               duet::server::admitted_request ad) {
     boost::asio::io_context io;
     auto serial = boost::asio::make_strand(io);
-    duet::server::connection_options options;
-    options.executor_is_serial = true;
-    options.hears_server_events = false;
     auto conn = connection::create(
-        srv, serial, [](std::string) {}, options);
+        srv, serial, [](std::string) {}, duet::server::connection_options::modern_requests());
     std::optional<connection::answer> got;
     boost::asio::post(serial, [&] {
         auto now = conn->answer_now(std::move(ad), nullptr, nullptr, [&](connection::answer h) { got = h; });
@@ -151,6 +149,36 @@ TEST(AdmittedRequest, VerdictForASessionTheConnectionDoesNotCarryIsRefused) {
     ASSERT_NE(e, nullptr) << duet::jsonrpc::serialize(*got->message);
     EXPECT_EQ(e->error.code, static_cast<int>(duet::protocol::errc::internal_error));
     EXPECT_EQ(*s.runs, 0);
+}
+
+// Of the kinds HTTP makes, a legacy session and a listen hear server events; the connection serving modern
+// requests one after another never registers for them (it has no one to tell).
+TEST(ConnectionKinds, OnlySessionsAndListensHearServerEvents) {
+    server srv(test_options());
+    boost::asio::io_context io;
+    auto const before = srv.listener_count();
+    auto requests = connection::create(
+        srv, io.get_executor(), [](std::string) {}, duet::server::connection_options::modern_requests());
+    EXPECT_EQ(srv.listener_count(), before);
+    auto listen = connection::create(
+        srv, io.get_executor(), [](std::string) {}, duet::server::connection_options::modern_listen());
+    EXPECT_EQ(srv.listener_count(), before + 1);
+    auto session = connection::create(
+        srv, io.get_executor(), [](std::string) {},
+        duet::server::connection_options::legacy_session("s-1", false));
+    EXPECT_EQ(srv.listener_count(), before + 2);
+}
+
+TEST(ConnectionKinds, PresetsSayWhereStateLives) {
+    auto const session = duet::server::connection_options::legacy_session("s-1", false);
+    EXPECT_FALSE(session.executor_is_serial)
+        << "a session's requests come on many sockets: a strand of its own";
+    EXPECT_EQ(session.session_id, "s-1");
+    EXPECT_TRUE(duet::server::connection_options::legacy_session("s-2", true).executor_is_serial)
+        << "one I/O thread: its executor is already serial";
+    EXPECT_TRUE(duet::server::connection_options::modern_requests().executor_is_serial);
+    EXPECT_TRUE(duet::server::connection_options::modern_listen().executor_is_serial);
+    EXPECT_TRUE(duet::server::connection_options{}.hears_server_events) << "the default: a stream of frames";
 }
 
 } // namespace

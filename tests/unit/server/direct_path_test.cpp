@@ -241,9 +241,7 @@ TEST(DirectPath, AnswerNowReturnsAnAnswerReadyAtOnce) {
     add_tools(coroutine_srv, false);
     boost::asio::io_context io;
     auto serial = boost::asio::make_strand(io);
-    duet::server::connection_options options;
-    options.executor_is_serial = true;
-    options.hears_server_events = false;
+    auto const options = duet::server::connection_options::modern_requests();
     std::vector<std::string> answers;
     for (server* srv : {&inline_srv, &coroutine_srv}) {
         auto conn = duet::server::connection::create(
