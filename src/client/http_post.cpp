@@ -37,6 +37,16 @@ boost::system::error_code parse_buffered(exchange& x, response_parser& parser) {
     return {};
 }
 
+awaitable<boost::system::error_code> http_transport::async_read_body(std::shared_ptr<exchange> x,
+                                                                     response_parser& parser) {
+    boost::system::error_code body_error;
+    while (!body_error && !parser.is_done() && !x->abandoned && !closed_) {
+        auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
+        body_error = std::get<0>(got);
+    }
+    co_return body_error;
+}
+
 // One message POSTed until it is answered or fails; with an authorization provider, again after each
 // refusal the provider resolved, up to max_authorization_rounds times.
 awaitable<void> http_transport::async_post(std::shared_ptr<http_transport> self, jsonrpc::message m,
@@ -128,10 +138,8 @@ http_transport::async_post_once(std::shared_ptr<http_transport> self, std::optio
     if (may_retry && (parser.status() == 401 || parser.status() == 403)) {
         // Read to its end, so that the connection carries the request again.
         auto body_error = parse_buffered(*x, parser);
-        while (!body_error && !parser.is_done() && !x->abandoned && !self->closed_) {
-            auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
-            body_error = std::get<0>(got);
-        }
+        if (!body_error && !parser.is_done())
+            body_error = co_await self->async_read_body(x, parser);
         self->forget(x, id);
         if (x->abandoned || self->closed_)
             co_return std::nullopt;
@@ -168,10 +176,8 @@ http_transport::async_post_once(std::shared_ptr<http_transport> self, std::optio
     }
     // A whole body: read it.
     auto body_error = parse_buffered(*x, parser);
-    while (!body_error && !parser.is_done() && !x->abandoned && !self->closed_) {
-        auto const got = co_await bhttp::async_read_some(x->io, x->buffer, parser, tuple_awaitable);
-        body_error = std::get<0>(got);
-    }
+    if (!body_error && !parser.is_done())
+        body_error = co_await self->async_read_body(x, parser);
     self->forget(x, id);
     if (x->abandoned || self->closed_)
         co_return std::nullopt;

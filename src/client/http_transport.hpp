@@ -152,6 +152,10 @@ private:
                                       send_facts facts);
     awaitable<std::optional<std::string>> async_credentials(std::optional<jsonrpc::request_id> const& id,
                                                             exchange const& x);
+    // A whole body: the bytes already read, then reads until it is done (or the exchange is abandoned or the
+    // transport closed). Only the reads suspend: most answers are whole after parse_buffered().
+    awaitable<boost::system::error_code> async_read_body(std::shared_ptr<exchange> x,
+                                                         response_parser& parser);
     static awaitable<std::optional<refusal>> async_post_once(std::shared_ptr<http_transport> self,
                                                              std::optional<jsonrpc::request_id> id,
                                                              bool is_initialize, outgoing& req,
