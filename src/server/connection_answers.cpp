@@ -162,15 +162,15 @@ connection::impl::carry_out(admitted_request& ad, protocol::http_facts const* ht
     case protocol::admission::action::serve:
         break;
     }
-    if (a.era == protocol::era::legacy && !session_) {
-        // Admitted by a session this connection does not carry: the transport routed it wrongly.
-        log::write({.severity = log::level::error,
-                    .name = "misrouted_request",
-                    .message = "a request admitted in a legacy session reached a connection without one",
-                    .method = r.method});
-        return answer{refusal(r.id, protocol::internal_error()), 500};
-    }
     if (a.era == protocol::era::legacy) {
+        if (!session_) {
+            // Admitted by a session this connection does not carry: the transport routed it wrongly.
+            log::write({.severity = log::level::error,
+                        .name = "misrouted_request",
+                        .message = "a request admitted in a legacy session reached a connection without one",
+                        .method = r.method});
+            return answer{refusal(r.id, protocol::internal_error()), 500};
+        }
         bool changed = false;
         if (auto own = session_->answer_own_method(r, a.method->id, changed)) {
             if (changed)
